@@ -72,6 +72,8 @@ MESSAGE_COMPONENTS: tuple[tuple[str, str], ...] = (
     *((f"[type={kind}, input_value=argskwargs(", CONFIGURATION) for kind in ("value_error", "assertion_error")),
     ("transformers.", "transformers"),  # an exception class of its own: `transformers.integrations.….…Error`
     ("nccl", "distributed communication (NCCL)"),
+    ("deepgemm", "DeepGEMM kernels"),  # its asserts name their source (`…/deepgemm-src/csrc/apis/attention.hpp`)
+    ("flashinfer", "FlashInfer kernels"),
     ("cuda", "CUDA runtime"),
     ("triton", "Triton kernels"),
     ("lora", "LoRA adapters"),

@@ -410,6 +410,10 @@ class LogEventKind(str, Enum):
     # kv_cache_planning.py 0.33 on): "Add 6 padding layers, may waste at most 60.00% KV cache memory"; padding_layers
     # and waste_share (0-1, of that kind's layers)
     KV_PADDING_LAYERS = "kv_padding_layers"
+    # "Overriding num_gpu_blocks=P with num_gpu_blocks_override=O" (V0's llm_engine.py, V1's kv_cache_utils.py, INFO):
+    # num_gpu_blocks: the blocks the memory profile left room for; num_gpu_blocks_override: what
+    # --num-gpu-blocks-override makes the KV cache hold instead
+    KV_BLOCKS_OVERRIDDEN = "kv_blocks_overridden"
     # TRL's vLLM client (trl/extras/vllm_client.py) polling its server: "Server is not up yet. Retrying in 2.0
     # seconds...", and its ConnectionError "The vLLM server can't be reached at <url> after <n> seconds"; message: the
     # URL, when the line names it
@@ -1126,6 +1130,7 @@ class LogEvent(BaseModel):
     sleep_kept_gib: float | None = None  # … and what stayed in use after it
     padding_layers: int | None = None  # placeholder layers vLLM's KV planner added to a layer group …
     waste_share: float | None = None  # … and the share of that kind's KV memory they may waste (0-1)
+    num_gpu_blocks_override: int | None = None  # the KV blocks --num-gpu-blocks-override sets, over the profile's
     pod: str | None = None  # a Kubernetes pod's name (POD_STATUS) …
     pod_status: str | None = None  # … its container's status (CrashLoopBackOff, ImagePullBackOff …) …
     restarts: int | None = None  # … how often the kubelet restarted it …
@@ -1408,6 +1413,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.XFORMERS_NO_KERNEL: ("message", "component"),
     LogEventKind.VLLM_OP_SCHEMA_MISMATCH: ("message", "component"),
     LogEventKind.KV_PADDING_LAYERS: ("padding_layers", "waste_share"),
+    LogEventKind.KV_BLOCKS_OVERRIDDEN: ("num_gpu_blocks", "num_gpu_blocks_override"),
     LogEventKind.TRL_SERVER_UNREACHED: ("message",),
     LogEventKind.TRL_VLLM_DEVICE: ("device", "message"),
     LogEventKind.TRL_NO_VLLM_SERVE: ("message",),

@@ -189,6 +189,8 @@ def continues(previous: str, line: str) -> bool:
     before, after = previous.rstrip(), line.strip()
     if not before or not after:
         return False
+    if _CPP_TERMINATE.search(before) and _WHAT.match(after):  # the C++ exception's message, on the line under it
+        return True
     # a warning or error line cut mid-sentence: its rest starts in lower case, and it did not end a sentence
     cut = logged and _LOGGED.search(before) is not None and before[-1:].isalnum() and after[:1].islower()
     error = cut or _EXCEPTION.search(before) is not None
@@ -224,6 +226,14 @@ _REPR = re.compile(
 _BARE_ATTRIBUTE = re.compile(r"""^\s*["`]?(?P<msg>'\w+' object has no attribute '\w+')["`]?\s*$""")
 
 
+# C++'s std::terminate on an exception nothing caught (PyTorch's `c10::Error`, NCCL's `c10::DistBackendError`,
+# vllm-neuron#7): the process aborts without a Python traceback, and the exception's what() follows on the next line
+_CPP_TERMINATE = re.compile(
+    r"terminate called after throwing an instance of '(?P<cls>[\w:]+)'(?:\s+what\(\):\s+(?P<what>.*\S))?"
+)
+_WHAT = re.compile(r"^\s*what\(\):")
+
+
 def exception_in(text: str) -> tuple[str, str] | None:
     """(class, message) of a Python exception line anywhere in `text`; the class without its module."""
     match = _EXCEPTION.search(text)
@@ -232,6 +242,8 @@ def exception_in(text: str) -> tuple[str, str] | None:
             return "TypeError", bare["msg"]
         if shown := _REPR.search(text):
             return shown["cls"].rsplit(".", 1)[-1], shown["msg"]
+        if thrown := _CPP_TERMINATE.search(text):
+            return thrown["cls"], thrown["what"] or ""
         bare = _BARE_ATTRIBUTE.match(text)
         return ("AttributeError", bare["msg"]) if bare else None
     message = (match.group("msg") or "").strip()

@@ -27,6 +27,7 @@ from rules.catalog import (
     health_crash,
     health_exit,
     health_kernels,
+    op1_blocks_override,
     op1_compile_time,
     op1_cudagraph,
     op1_engine_ready,
@@ -223,6 +224,7 @@ from rules.model import Rule
 MODULES = (
     op1_kv_fit,
     op1_kv_padding,
+    op1_blocks_override,
     op1_free_memory,
     op1_oom,
     op1_unexplained,

@@ -36,7 +36,12 @@ PIPELINE_EAGER_MARKER = "intermediate_tensors is not None"
 V0_LOOP_FAILED = "Engine background task failed"
 # asyncio's words for the same death, when the V0 loop's done-callback raised (0.2 to 0.10)
 V0_LOOP_CALLBACK = ("_raise_exception_on_finish", "_log_task_completion")
-DEATH_HEADERS = ("EngineCore encountered a fatal error", V0_LOOP_FAILED, "Exception in callback functools.partial(")
+DEATH_HEADERS = (
+    "EngineCore encountered a fatal error",
+    V0_LOOP_FAILED,
+    "Exception in callback functools.partial(",
+    *(f"Exception in callback {name}" for name in V0_LOOP_CALLBACK),  # vLLM 0.2's callback, without the partial
+)
 # HL-2's confidence beside a more specific cause: below every rule that names one (a guessed OOM phase, 0.6; an NCCL
 # result, 0.55), so the cause leads and the engine's death follows it.
 SPECIFIC_BESIDE = 0.5

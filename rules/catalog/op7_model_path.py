@@ -50,6 +50,13 @@ _HUB_ID = (
     "cache: the exception chained above vLLM's says which."
 )
 
+_NO_CODE = (
+    "Copy {missing} (and the other .py files: configuration_*, modeling_*, tokenization_*) from the original model's "
+    "repository into the model's directory: transformers loads the classes config.json's auto_map names from files "
+    "beside it. A tool that wrote the directory (a quantizer such as ModelSlim, a merge or conversion script) may "
+    "leave them out: a release of it that copies them does the same (vllm-ascend's FAQ names the ModelSlim release "
+    "that fixed the missing configuration_deepseek.py)."
+)
 _MODELSCOPE = (
     "Give vLLM the model's local directory (download it first: `modelscope download --model <org>/<name> "
     "--local_dir <dir>`, then `vllm serve <dir>`), or its ModelScope id as `<org>/<name>`; a model that is on the "
@@ -81,6 +88,12 @@ def _reading(reason: str, model: str, local: bool, missing: str) -> tuple[str, l
         )
         config = missing == "config.json"
         return title, ([_ROOT, _NOT_HF] if config else [_not_complete(missing), _ROOT]) if local else [_NOT_HF]
+    if reason == "no_code":
+        return (
+            f"{model} lacks {missing}, the model's own code its config.json names (auto_map): a converted or "
+            "quantized copy of the model without the original repository's .py files",
+            [_NO_CODE.format(missing=missing)],
+        )
     if reason == "no_tokenizer":
         title = (
             f"transformers could not load a tokenizer from {model}: it holds no tokenizer files it can read, or a "

@@ -614,6 +614,9 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     actions = [f"Read the traceback of {root.exception} from {first_frame}."]
     if root.exception == HTTP_ERROR_EXCEPTION and root.code_file is None:  # a body a server answered, no traceback
         actions = [HTTP_BODY_ACTION]
+    if "::" in (root.exception or ""):  # C++'s std::terminate: no Python traceback, the reason is its what() line
+        told = CPP_TERMINATE_TOLD if root.message != root.exception else CPP_TERMINATE_ACTION  # what() read
+        actions = [told.format(exception=root.exception)]
     if root.exception == "ValidationError" and root.component == CONFIGURATION:  # pydantic's header, its reasons under
         actions = [CONFIGURATION_HEADER_ACTION]
     if _internal_failure(root):
@@ -642,6 +645,20 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
             confidence=UNPLACED_CONFIDENCE,
         )
     ]
+
+
+# `terminate called after throwing an instance of 'c10::Error'`: a C++ exception nothing caught aborted the process
+# (a worker's kernel library, NCCL's watchdog); C++ prints its message on the next line, and no Python traceback.
+CPP_TERMINATE_ACTION = (
+    "Copy the line under this one too: C++ prints the {exception}'s message there (`what():  …`), which names the "
+    "cause (a CUDA error, an NCCL failure, a failed check); the process aborted there, so no Python traceback "
+    "follows. Run once with CUDA_LAUNCH_BLOCKING=1 if the message is a CUDA error, to see which call raised it."
+)
+CPP_TERMINATE_TOLD = (
+    "A C++ {exception} nothing caught aborted the process with this message, so no Python traceback follows: the "
+    "message is the cause as C++ saw it. Run once with CUDA_LAUNCH_BLOCKING=1 if it is a CUDA error, to see which "
+    "call raised it."
+)
 
 
 # pydantic's header alone (`1 validation error for ModelConfig`): the reasons are the lines under it, each a field

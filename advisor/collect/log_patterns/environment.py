@@ -496,10 +496,13 @@ PATTERNS: tuple[Pattern, ...] = (
         },
     ),
     wording(  # transformers' AutoConfig on a model newer than it, retyped or not (`checkoutpoint` in one issue)
-        ("does not recognize this architecture", "does not recognize this archi"),
+        ("does not recognize this architecture", "does not recognize this archi", "trying to load has model type"),
         K.MODEL_TYPE_UNKNOWN,
-        r"(?i)model type [`'\"]?(?P<type>[\w.-]+)[`'\"]?\s+but Transformers does not recognize this archi.*",
-        lambda m: {"message": m.group(0), "model": m["type"]},
+        # the second: the same sentence cut after the model type (a ValidationError's `Value error, …` line wrapped
+        # there; timothystewart6/vllm-gb10#97): only this message of transformers' starts so
+        r"(?i)model type [`'\"]?(?P<type>[\w.-]+)[`'\"]?\s+but Transformers does not recognize this archi.*"
+        r"|The checkpoint you are trying to load has model type `(?P<cut_type>[\w.-]+)`\s*$",
+        lambda m: {"message": m.group(0), "model": m["type"] or m["cut_type"]},
     ),
     wording(  # transformers' check of a remote-code module's imports before it loads it (dynamic_module_utils.py)
         ("requires the following packages that were not found",),

@@ -189,13 +189,22 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"code_file": m["path"], "function": m["func"]},
     ),
     wording(
-        ("EngineCore encountered a fatal error", "Engine background task failed", "Exception in callback functools"),
+        (
+            "EngineCore encountered a fatal error",
+            "Engine background task failed",
+            "Exception in callback functools",
+            "Exception in callback _raise_exception_on_finish",
+            "Exception in callback _log_task_completion",
+        ),
         K.FATAL_ERROR,
         # the second: V0's AsyncLLMEngine (engine/async_llm_engine.py, 0.4-0.10), before the loop's traceback; the
         # third: asyncio's words when that loop's done-callback raised (`_raise_exception_on_finish` before 0.4.1,
         # `_log_task_completion` after), the same death as asyncio logs it, its traceback below
         r"EngineCore encountered a fatal error|Engine background task failed"
-        r"|Exception in callback functools\.partial\(<function _(?:raise_exception_on_finish|log_task_completion)\b",
+        # (the callback without functools.partial's repr in vLLM 0.2's engine: `Exception in callback
+        # _raise_exception_on_finish(request_tracker=<…>)(<Task finishe…>)`, vllm#1188)
+        r"|Exception in callback (?:functools\.partial\(<function )?"
+        r"_(?:raise_exception_on_finish|log_task_completion)\b",
         lambda m: {"message": m.group(0)},
     ),
     wording(
@@ -488,8 +497,12 @@ PATTERNS: tuple[Pattern, ...] = (
         # aborts with no Python traceback (vllm#35169, vllm#43605)
         ("Memory access fault by GPU node",),
         K.CUDA_KERNEL_FAULT,
-        r"Memory access fault by GPU node-\d+ \(Agent handle: [^)]*\) on address \S+?\.? Reason: (?P<reason>[^.]+)",
-        lambda m: {"message": f"memory access fault ({m['reason'].strip()})", "component": "rocm"},
+        # the handle and address may be left out of a paste (`node-8 ... Reason: Unknown.`, ROCm/aiter#2187)
+        r"Memory access fault by GPU node-\d+\b(?:.*? Reason: (?P<reason>[^.]+))?",
+        lambda m: {
+            "message": f"memory access fault ({m['reason'].strip()})" if m["reason"] else "memory access fault",
+            "component": "rocm",
+        },
     ),
     wording(  # the HSA runtime's queue callback on the same faults (ROCm/aiter#1143: `Callback: Queue 0x… aborting with
         # error : HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION: The agent attempted to access memory beyond the largest

@@ -225,6 +225,13 @@ PATTERNS: tuple[Pattern, ...] = (
         rf"Add (?P<n>\d+) padding layers, may waste at most (?P<pct>{NUM})% KV cache memory",
         lambda m: {"padding_layers": int(m["n"]), "waste_share": to_float(m["pct"]) / 100},
     ),
+    wording(  # --num-gpu-blocks-override replacing the profile's block count (V0's engine/llm_engine.py, V1's
+        # v1/core/kv_cache_utils.py to 0.32; INFO)
+        ("with num_gpu_blocks_override=",),
+        K.KV_BLOCKS_OVERRIDDEN,
+        r"Overriding num_gpu_blocks=(?P<profiled>\d+) with num_gpu_blocks_override=(?P<override>\d+)",
+        lambda m: {"num_gpu_blocks": int(m["profiled"]), "num_gpu_blocks_override": int(m["override"])},
+    ),
     wording(  # worker/model_runner.py: "… in 12 secs." (0.2.7 to 0.5.5), "…, took 0.52 GiB" added from 0.6
         ("Graph capturing finished",),
         K.CUDA_GRAPH_MEMORY,

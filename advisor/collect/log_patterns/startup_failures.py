@@ -57,7 +57,7 @@ def _model_not_found(match: re.Match[str]) -> Fields:
         reason = "vllm" if model else "empty"
     if reason == "vllm_config":  # AutoConfig's words, the same reading
         reason = "vllm"
-    return {"message": reason, "model": model, "component": match["file"]}
+    return {"message": reason, "model": model, "component": match["file"] or match["no_code_file"]}
 
 
 def _python_script(words: list[str]) -> str | None:
@@ -427,6 +427,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "Incorrect path_or_model_id",
             "Can't load the configuration of",
             "does not exist!",
+            "Could not locate the ",
         ),
         K.MODEL_NOT_FOUND,
         r"Invalid repository ID or local directory specified: '(?P<vllm_model>[^']*)'(?P<vllm>)"
@@ -444,7 +445,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|Can't load the configuration of '(?P<vllm_config_model>[^']+)'(?P<vllm_config>)"
         # ModelScope's hub answering 404 for the id (modelscope/hub/errors.py): vLLM looks models up on ModelScope
         # instead of the Hugging Face Hub when VLLM_USE_MODELSCOPE is set (CraftJarvis/JarvisVLA#5)
-        r"|The request model: (?P<modelscope_model>\S+) does not exist!(?P<modelscope>)",
+        r"|The request model: (?P<modelscope_model>\S+) does not exist!(?P<modelscope>)"
+        # transformers' remote-code loader (dynamic_module_utils.py) when the model's own code file that config.json's
+        # auto_map names is not beside it: a converted or quantized copy without the .py files (vllm-ascend#619,
+        # DeepSeek's configuration_deepseek.py after ModelSlim)
+        r"|Could not locate the (?P<no_code_file>[\w.-]+\.py)(?: inside (?P<no_code_model>\S+?))?\.?"
+        r"(?=[\s`'\"]|$)(?P<no_code>)",
         _model_not_found,
     ),
 )

@@ -413,3 +413,21 @@ def test_a_hip_assertion_in_vllms_skinny_gemm_proposes_turning_the_skinny_kernel
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
     assert top.rule == "HL-4" and "wvSplitK_hf_sml_" in top.title
     assert [(ch.flag, ch.proposed) for ch in top.changes] == [("VLLM_ROCM_USE_SKINNY_GEMM", "0")]
+
+
+def test_vllm_02s_loop_callback_without_functools_partial_is_the_same_v0_death():
+    # vllm#1188, verbatim (the reporter's paste, cut by them with "..."): vLLM 0.2's engine added the callback without
+    # functools.partial, so asyncio printed the function itself
+    line = (
+        "Exception in callback _raise_exception_on_finish(request_tracker=<vllm.engine....x7fea792f4550>)(<Task "
+        "finishe...this error.')>) at /data/anaconda3/lib/python3.11/site-packages/vllm/engine/async_llm_engine.py:21"
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).top
+    assert top.rule == "HL-2" and top.title == "engine dead: fatal error"
+    assert top.actions[0].startswith("Find the first exception before 'Background loop is stopped'")
+
+
+def test_rocms_memory_access_fault_with_its_handle_and_address_left_out_is_still_a_kernel_fault():
+    # ROCm/aiter#2187, verbatim: the reporter elided the handle and address; disabling AITER's MoE avoided it
+    top = evaluate(Facts(events=parse_lines(["Memory access fault by GPU node-8 ... Reason: Unknown."]).events)).top
+    assert top.rule == "HL-4" and top.title.startswith("a GPU kernel faulted (ROCm: memory access fault (Unknown))")

@@ -116,3 +116,15 @@ def test_modelscopes_404_names_the_hub_it_asked_and_the_local_path():
     assert top.rule == "OP-7.53" and top.title.startswith("ModelScope has no model jarvis_vla_qwen2_vl_7b_sft")
     assert "VLLM_USE_MODELSCOPE" in top.title and "`vllm serve <dir>`" in top.actions[0]
     assert "has no `<org>/` part" in top.actions[0]
+
+
+def test_transformers_missing_remote_code_file_is_a_copy_without_the_models_py_files():
+    # vllm-ascend#619, verbatim: a maintainer's list of W8A8 problems; ModelSlim had not copied
+    # configuration_deepseek.py into the quantized checkpoint, and the workaround was to copy it from the original
+    # repository
+    top = top_finding("#### 2. ERROR: `Could not locate the configuration_deepseek.py`")
+    assert top.rule == "OP-7.53" and "lacks configuration_deepseek.py" in top.title and "auto_map" in top.title
+    assert top.actions[0].startswith("Copy configuration_deepseek.py") and "ModelSlim" in top.actions[0]
+    # transformers' whole sentence (dynamic_module_utils.py) names the directory
+    whole = top_finding("Could not locate the configuration_deepseek.py inside /models/DeepSeek-R1-W8A8.")
+    assert whole.title.startswith("/models/DeepSeek-R1-W8A8 lacks configuration_deepseek.py")

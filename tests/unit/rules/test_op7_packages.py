@@ -285,3 +285,11 @@ def test_a_processor_without_the_transformers_backends_token_count_is_an_archite
     assert finding.severity.value == "critical" and "MllamaProcessor._get_num_multimodal_tokens" in finding.title
     assert "0.10.2" in finding.actions[0]
     assert op7_packages.RULE_API_MISMATCH.evaluate(_facts(line)) == []
+
+
+def test_a_model_type_line_cut_after_the_type_is_still_transformers_not_knowing_it():
+    # timothystewart6/vllm-gb10#97, verbatim: the ValidationError's line wrapped after the model type; the image pinned
+    # transformers 5.8.1, older than gemma4_unified
+    facts = _facts("  Value error, The checkpoint you are trying to load has model type `gemma4_unified`")
+    [finding] = op7_packages.RULE_MODEL_TYPE.evaluate(facts)
+    assert "model type gemma4_unified" in finding.title

@@ -17,7 +17,9 @@ from advisor.collect.pasted_text import (
     release_named,
     unwrap,
 )
+from rules.evaluate import evaluate
 from rules.events import LogEventKind as K
+from rules.facts import Facts
 
 TP_LINE = "ValueError: Total number of attention heads (12) must be divisible by tensor parallel size (8)."
 
@@ -154,6 +156,9 @@ def test_the_component_is_the_deepest_vllm_frame_else_the_message():
     assert component_of(frames, "RuntimeError: boom") == "sampler"
     assert component_of([], "NcclError: NCCL_ERROR_SYSTEM_ERROR") == "distributed communication (NCCL)"
     assert component_of([], "ValueError: something") is None
+    # vllm#46726, verbatim: DeepGEMM's assert names its own source, not CUDA's
+    deepgemm = "RuntimeError: Assertion error (/workspace/.deps/deepgemm-src/csrc/apis/attention.hpp:219): Unsupported"
+    assert component_of([], deepgemm) == "DeepGEMM kernels"
 
 
 def test_any_text_is_read_and_says_what_it_recognised():
@@ -399,3 +404,18 @@ def test_an_exception_shown_as_its_repr_is_read_as_the_exception():
     v0 = "ERROR 12-25 15:08:47 engine.py:135] IndexError('Error in model execution: tuple index out of range')"
     assert exception_in(v0) == ("IndexError", "Error in model execution: tuple index out of range")
     assert exception_in("we called foo('x') here") is None
+
+
+def test_cs_terminate_on_an_uncaught_exception_names_its_class_and_takes_the_what_line_under_it():
+    # vllm-neuron#7, verbatim: the engine core aborted right after the weights were sharded
+    alone = evaluate(Facts(events=parse_lines(["terminate called after throwing an instance of 'c10::Error'"]).events))
+    assert alone.top.rule == "VC-2" and alone.top.title.startswith("c10::Error (")
+    assert alone.top.actions[0].startswith("Copy the line under this one too")
+    # with its what() line the message is read as the exception's, and a wording that knows it speaks first
+    fault = parse_lines(
+        [
+            "terminate called after throwing an instance of 'c10::Error'",
+            "  what():  CUDA error: an illegal memory access was encountered",
+        ]
+    )
+    assert evaluate(Facts(events=fault.events)).top.rule == "HL-4"
