@@ -224,6 +224,9 @@ _REPR = re.compile(
 # Python's AttributeError message alone on its line, as a JSON string or an API's `detail` shows it (ipex-llm#13012:
 # `"'OpenAIServingTokenization' object has no attribute 'show_available_models'"`): its words are Python's only
 _BARE_ATTRIBUTE = re.compile(r"""^\s*["`]?(?P<msg>'\w+' object has no attribute '\w+')["`]?\s*$""")
+# PyTorch's dispatch refusal alone on its line, as a person quotes it without RuntimeError (vllm PR #18542:
+# `"reshape_and_cache_cpu_impl" not implemented for 'Half'`): its words are PyTorch's only
+_BARE_DISPATCH = re.compile(r"""^\s*`?(?P<msg>"\w+" not implemented for '\w+')`?\s*$""")
 
 
 # C++'s std::terminate on an exception nothing caught (PyTorch's `c10::Error`, NCCL's `c10::DistBackendError`,
@@ -244,6 +247,8 @@ def exception_in(text: str) -> tuple[str, str] | None:
             return shown["cls"].rsplit(".", 1)[-1], shown["msg"]
         if thrown := _CPP_TERMINATE.search(text):
             return thrown["cls"], thrown["what"] or ""
+        if dispatch := _BARE_DISPATCH.match(text):
+            return "RuntimeError", dispatch["msg"]
         bare = _BARE_ATTRIBUTE.match(text)
         return ("AttributeError", bare["msg"]) if bare else None
     message = (match.group("msg") or "").strip()

@@ -7,7 +7,9 @@ float16 unless told otherwise. The cause is the dtype on this device, not the mo
 CPU build lost float16 in its KV cache write (vllm#17225; PR #18430 added it back on x86), and PyTorch's own CPU
 matmul long had no float16 either (huggingface/transformers#27769: "torch … does not support FP16 on CPU";
 bigscience-workshop/petals#432: use float32, or bfloat16). The fix that works on any release is the dtype: bfloat16,
-which vLLM's CPU backend runs natively (and fast on AVX512-BF16 or AMX), or float32.
+which vLLM's CPU backend runs natively (and fast on AVX512-BF16 or AMX), or float32. vLLM PR #18542, fixing the same
+issue, names a second cause: the CPU image pinned Intel Extension for PyTorch 2.6.0 beside torch 2.7.0, and IPEX
+2.7.0 made it go away.
 """
 
 from __future__ import annotations
@@ -54,6 +56,9 @@ def _check_cpu_dtype(facts: Facts) -> list[Finding]:
                     "the KV cache write after vllm#17225 (PR #18430). bfloat16 is the CPU backend's native dtype and "
                     "needs no upgrade; `lscpu | grep -o 'avx512_bf16\\|amx_bf16'` says whether the CPU computes it "
                     "in hardware (else float32 is the faster choice).",
+                    "In a CPU build with Intel Extension for PyTorch, check that its release is the one built for the "
+                    "installed torch (`pip show intel_extension_for_pytorch torch`): vLLM's CPU image pinned IPEX "
+                    "2.6.0 beside torch 2.7.0 and met this error until IPEX 2.7.0 (vLLM PR #18542).",
                 ],
                 confidence=0.85,
             )
@@ -80,6 +85,7 @@ RULE_CPU_DTYPE = Rule(
         references=[
             "https://github.com/vllm-project/vllm/issues/17225",
             "https://github.com/vllm-project/vllm/pull/18430",
+            "https://github.com/vllm-project/vllm/pull/18542",
             "https://github.com/huggingface/transformers/issues/27769",
         ],
     ),

@@ -18,3 +18,10 @@ def test_a_cpu_kernel_without_half_moves_the_model_to_bfloat16():
 def test_a_gpu_kernel_without_a_dtype_is_not_this_rule():
     top = top_finding("RuntimeError: \"index_select_cuda\" not implemented for 'Float8_e4m3fn'")
     assert top.rule != "OP-7.63"
+
+
+def test_pytorchs_words_quoted_without_their_class_are_the_same_refusal_and_ipex_is_named():
+    # vllm PR #18542, verbatim: the same error quoted in backticks; the PR moved IPEX from 2.6.0 to torch's 2.7.0
+    top = top_finding("`\"reshape_and_cache_cpu_impl\" not implemented for 'Half'`")
+    assert top.rule == "OP-7.63" and [(c.flag, c.proposed) for c in top.changes] == [("--dtype", "bfloat16")]
+    assert any("IPEX 2.7.0 (vLLM PR #18542)" in action for action in top.actions)
