@@ -152,7 +152,50 @@ def format_of_suffix(suffix: str) -> str | None:
     return None
 
 
+# The warning some model loaders give instead of the KeyError (qwen3_next.py, qwen3_5.py and its MTP head, 0.13-0.24)
+SKIPPED_TENSOR = "Parameter {name} not found in params_dict, skip loading"
+
+
+def _skipped_tensor(facts: Facts) -> Finding | None:
+    """The first tensor a loader skipped with a warning: the start goes on, the layer runs without the tensor."""
+    for event in facts.events_of(LogEventKind.VLLM_MESSAGE):
+        name = (event.catalog.captured.get("name") or "") if event.catalog else ""
+        if not event.catalog or event.catalog.template != SKIPPED_TENSOR or not name:
+            continue
+        suffix = name.rsplit(".", 1)[-1]
+        quantized = format_of_suffix(suffix)
+        evidence = c.log_evidence(event, name="checkpoint_tensor", value=name)
+        evidence.description = "the tensor the model's loader skipped" + (
+            f": its suffix {suffix} is {quantized}" if quantized else ""
+        )
+        return RULE_UNLOADABLE_TENSOR.finding(
+            Severity.HIGH if quantized else Severity.MEDIUM,
+            f"vLLM skipped the checkpoint's {name}, {_tensor_kind(quantized, 'a tensor')} its code for the model "
+            "has no parameter for: the layer runs without it",
+            summary="This model's loader skips a checkpoint tensor it has no parameter for, with this warning, where "
+            "other models' loaders stop at a KeyError; the start goes on. "
+            + (
+                f"The suffix {suffix} belongs to {quantized}: the checkpoint's quantization is not the layout this "
+                "release builds for the model, so the layers load without their quantization data; expect the load "
+                "to fail further on or the outputs to be wrong."
+                if quantized
+                else "A vision tower's weights (`visual.…`) are skipped on purpose when the model is built for text "
+                "only; any other name means the checkpoint's layer names are not the ones this release expects."
+            ),
+            evidence=[evidence],
+            actions=[
+                "Upgrade vLLM, or serve a checkpoint of the model in a layout this release loads (the model's "
+                "official quantization, or one made with the quantization tool vLLM documents for it).",
+                "Count the warnings: a few skipped names of one kind point at one layer type the release does not "
+                "map; nearly every tensor skipped means the checkpoint was saved under another model class's names.",
+            ],
+            confidence=0.7,
+        )
+    return None
+
+
 def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
+    skipped = _skipped_tensor(facts)
     for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
         match = unloadable_tensor(event)
         if match is None:
@@ -198,7 +241,7 @@ def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
                 confidence=0.8,
             )
         ]
-    return []
+    return [skipped] if skipped is not None else []
 
 
 def _fused_expert_missing(facts: Facts, event: LogEvent, name: str, suffix: str) -> Finding:
@@ -433,7 +476,9 @@ RULE_UNLOADABLE_TENSOR = Rule(
         "an ordinary projection with no --quantization: the method that builds its layers (awq, gptq, ascend); a "
         "bitsandbytes tensor (absmax, quant_map, SCB) read by the default loader: --quantization bitsandbytes "
         "--load-format bitsandbytes (the checkpoint's own config chooses that loader only from vLLM 0.8.4).",
-        limits="Reads the KeyError's own name only; a KeyError elsewhere (a request id, a config key, a layer's "
+        limits="Where a model's loader skips the tensor with `Parameter X not found in params_dict, skip loading` "
+        "(Qwen3-Next, Qwen3.5, 0.13-0.24) the finding is a warning: high for a quantization tensor, medium for a "
+        "plain weight. Reads the KeyError's own name only; a KeyError elsewhere (a request id, a config key, a layer's "
         "buffer such as `rotary_emb.inv_freq` pasted alone) is VC-2's.",
         references=[
             "https://github.com/vllm-project/vllm/issues/25029",

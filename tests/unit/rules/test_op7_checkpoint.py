@@ -8,6 +8,7 @@ from advisor.collect.logs import parse_lines
 from rules.catalog import op7_checkpoint
 from rules.evaluate import evaluate
 from rules.facts import Facts, ServerConfig
+from tests.unit.rules.factories import top_finding
 
 PREFIX = "(EngineCore_DP0 pid=268) ERROR 09-16 20:57:00 [core.py:718] "
 # vllm#25029: a GPTQ int4 Qwen3-30B-A3B on vLLM 0.10.2, its MoE router gate quantized
@@ -217,3 +218,21 @@ def test_a_workers_key_error_relayed_by_collective_rpc_is_the_same_unloadable_te
         _facts(["Exception: Call to collective_rpc method failed: 'visual.patch_embed.proj.weight'"])
     ).findings[0]
     assert top.rule == "OP-7.21" and "visual.patch_embed.proj.weight" in top.title
+
+
+def test_a_tensor_a_loader_skipped_with_a_warning_is_read_as_the_same_cause_at_a_warnings_severity():
+    # vllm-project/llm-compressor#2752, verbatim: an llm-compressor AWQ Qwen3.5 4B that vLLM failed to serve, its log
+    # full of skipped packed weights and scales
+    scale = top_finding(
+        "(EngineCore pid=21751) WARNING 05-24 14:47:17 [qwen3_5.py:418] Parameter "
+        "language_model.layers.8.mlp.gate_up_proj.weight_scale not found in params_dict, skip loading"
+    )
+    assert scale.rule == "OP-7.21" and scale.severity == "high"
+    assert scale.title.startswith("vLLM skipped the checkpoint's language_model.layers.8.mlp.gate_up_proj.weight_scale")
+    assert "the layers load without their quantization data" in scale.summary
+    # modelscope/ms-swift#9172, verbatim: a GRPO-trained Qwen3.5 9B's vision weights skipped
+    visual = top_finding(
+        "(EngineCore pid=3505) WARNING 04-21 09:41:09 [qwen3_5.py:432] Parameter visual.blocks.0.attn.proj.weight not "
+        "found in params_dict, skip loading"
+    )
+    assert visual.rule == "OP-7.21" and visual.severity == "medium" and "built for text only" in visual.summary
