@@ -47,6 +47,12 @@ _OP_OFF = {
         "(_aiter_ops.is_fp4bmm_enabled), so upgrading fixes it too",
     ),
 }
+# AITER's MLA decode kernel takes 16 or 128 query heads per rank (vLLM V1's own check says so: `Aiter MLA only supports
+# 16 or 128 number of heads`, v1/attention/backends/mla/rocm_aiter_mla.py 0.9-0.17; ROCm/aiter#548 on V0).
+_MLA_HEADS = (
+    "Or keep AITER's MLA with a --tensor-parallel-size that leaves 16 or 128 query heads on each rank, the two its "
+    "MLA decode kernel takes (DeepSeek-V3/R1's 128 heads: TP 8 or TP 1; TP 4 leaves 32, ROCm/aiter#548)."
+)
 _WHOLE_OFF = (AITER_ENV, "GEMM's shape", "turn AITER off", "vLLM's own kernels serve the shape")
 
 
@@ -100,6 +106,12 @@ def _arch_refused(event: LogEvent) -> Finding:
 def _shape_refused(event: LogEvent) -> Finding:
     """AITER has no kernel or instance for the shape: the refusing op off (fused MoE, MLA), or AITER as a whole."""
     env, shape, remedy, reason = _OP_OFF.get(event.function or "", _WHOLE_OFF)
+    actions = [
+        "Report the shape to AITER (its tuned configs grow with the models people run) and try its newer release; "
+        "ROCm/aiter#3202 is such a report.",
+    ]
+    if "nhead=" in (event.message or ""):  # the heads each rank holds: the tensor-parallel size decides them
+        actions.insert(0, _MLA_HEADS)
     return RULE_AITER.finding(
         Severity.CRITICAL,
         f"AMD's AITER kernels have no instance for this {shape}: {remedy}",
@@ -108,10 +120,7 @@ def _shape_refused(event: LogEvent) -> Finding:
         "kernel for the op serves the shape.",
         evidence=[c.log_evidence(event, name="AITER's refusal", value=event.message)],
         changes=[ConfigChange(flag=env, current=None, proposed="0", reason=reason, kind="env")],
-        actions=[
-            "Report the shape to AITER (its tuned configs grow with the models people run) and try its newer release; "
-            "ROCm/aiter#3202 is such a report.",
-        ],
+        actions=actions,
         confidence=0.7,
     )
 

@@ -747,13 +747,16 @@ PATTERNS: tuple[Pattern, ...] = (
             "get_heuristic_kernel",
             "Unknown GPU architecture",
             "MXFP4 quantization is not supported on",
+            " not supported",
         ),
         K.AITER_REFUSED,
         r"One of GPU archs of \[(?P<archs>[^\]]*)\] is invalid or not supported"
         r"|Get GPU arch from rocminfo failed \W*Unknown GPU architecture: (?P<unknown>gfx\w+)"
         r"|MXFP4 quantization is not supported on (?P<fp4>gfx\w+)"
         r"|(?P<moe>ck_moe\w*|[Ff]moe\w*)?.*?(?:device_gemm does not support this GEMM problem|Fmoe tuning not support)"
-        r"|(?P<mla>get_heuristic_kernel_mla): cannot get heuristic kernel.*",  # its assembly MLA kernels (asm_mla.cu)
+        r"|(?P<mla>get_heuristic_kernel_mla): cannot get heuristic kernel.*"  # its assembly MLA kernels (asm_mla.cu)
+        # its MLA decode's assert on the heads per rank (mla_decode_fwd takes 16 or 128; ROCm/aiter#548, vllm#19332)
+        r"|AssertionError: (?P<mla_heads>nhead=\d+) not supported",
         lambda m: {
             "message": m.group(0).strip(),
             "component": "arch" if m["archs"] is not None or m["unknown"] else "shape",
@@ -761,7 +764,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "function": "fp4bmm"
             if m["fp4"]
             else "mla"
-            if m["mla"]
+            if m["mla"] or m["mla_heads"]
             else "moe"
             if m["moe"] or "moe" in m.group(0).lower()
             else None,

@@ -503,6 +503,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "torch._dynamo.exc.",
             "failed to get the hash of the compiled graph",
             "corrupted compilation artifact",
+            "Bytes object is corrupted, checksum does not match",
             _NO_TRITON,
             "too old to be supported by the triton GPU compiler",
             "requires .target sm_70 or higher",
@@ -512,7 +513,10 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<inductor>InductorError|LoweringException): (?P<words>.*)"
         r"|torch\._dynamo\.exc\.(?P<dynamo>Unsupported|InternalTorchDynamoError|TorchRuntimeError): (?P<words2>.*)"
         r"|(?P<cache>failed to get the hash of the compiled graph|a previous compilation failed, leading to a "
-        r"corrupted compilation artifact)"
+        r"corrupted compilation artifact"
+        # torch's reader of a saved compile artifact (utils/_appending_byte_serializer.py) finding its bytes changed:
+        # processes sharing one cache directory wrote it at once (ray PR #59319, Ray's tests on one ~/.cache/vllm)
+        r"|Bytes object is corrupted, checksum does not match)"
         rf"|{_NO_TRITON}|too old to be supported by the triton GPU compiler|requires \.target sm_70 or higher",
         _compile_failed,
     ),

@@ -41,3 +41,11 @@ def test_an_mla_kernel_aiter_lacks_turns_only_its_mla_off():
     top = evaluate(Facts(events=parse_lines([line]).events)).top
     assert top.rule == "OP-7.86" and top.title.endswith("MLA attention shape: turn AITER's MLA off, keep the rest")
     assert [(c.flag, c.proposed, c.kind) for c in top.changes] == [("VLLM_ROCM_USE_AITER_MLA", "0", "env")]
+
+
+def test_aiters_mla_heads_assert_turns_its_mla_off_or_asks_for_a_tp_with_16_or_128_heads_per_rank():
+    # ROCm/aiter#548, verbatim: DeepSeek R1 on 4 MI300X through vLLM V0 with AITER's MLA (128 heads, 32 per rank)
+    top = evaluate(_facts("[rank0]: AssertionError: nhead=32 not supported")).top
+    assert top.rule == "OP-7.86" and "MLA attention shape" in top.title
+    assert [(c.flag, c.proposed) for c in top.changes] == [("VLLM_ROCM_USE_AITER_MLA", "0")]
+    assert "16 or 128 query heads" in top.actions[0] and "TP 8 or TP 1" in top.actions[0]

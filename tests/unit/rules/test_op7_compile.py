@@ -97,3 +97,14 @@ def test_ptxas_refusing_volta_ptx_reads_as_a_gpu_below_tritons_floor():
         "ptxas /tmp/tmpaj0u6ubt.ptx, line 57; error : Modifier '.evict_last' on 'ld' requires .target sm_70 or higher"
     )
     assert top.rule == "OP-7.49" and top.title.startswith("the GPU (compute capability below 7.0) is older than Triton")
+
+
+def test_torchs_checksum_of_a_saved_artifact_is_the_compile_cache_written_twice_at_once():
+    # ray-project/ray PR #59319, verbatim: Ray's doc tests starting vLLM engines on one shared compile cache
+    top = top_finding(
+        "RuntimeError: Bytes object is corrupted, checksum does not match. Expected: b'\\xf4\\xd5\\nx', Got: "
+        "b'p\\xd2\\x80\\x8e' [repeated 2x across cluster]"
+    )
+    assert top.rule == "OP-7.49" and "written by two processes at once" in top.title
+    assert [(c.flag, c.proposed) for c in top.changes] == [("VLLM_DISABLE_COMPILE_CACHE", "1")]
+    assert any("own VLLM_CACHE_ROOT" in action for action in top.actions)
