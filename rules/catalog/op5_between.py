@@ -200,6 +200,19 @@ _ENVOY: dict[str, tuple[str, str, list[str]]] = {
             "tcp.maxConnections) to the concurrency vLLM serves, or add replicas behind the route.",
         ],
     ),
+    "unreached": (
+        "it got no answer from vLLM (the text holds no reset reason)",
+        "Envoy found no vLLM pod to take the request or lost the connection before vLLM answered: no pod ready "
+        "(still loading its model, restarting), nothing listening on the port the route sends to, or vLLM's process "
+        "going away mid-request. Envoy's reset reason, after these words in its full response, says which "
+        "(vllm-project/aibrix#1103: no backend pod ready).",
+        [
+            _VLLM_LOG,
+            "See the Service's endpoints and the pods: `kubectl get endpointslices -l "
+            "kubernetes.io/service-name=<service>`, `kubectl get pods` (Ready, restarts); check the route's port "
+            f"against vLLM's --port ({vllm_defaults.API_SERVER_PORT} by default).",
+        ],
+    ),
     "no_endpoints": (
         "no vLLM pod was ready to take it (no healthy upstream)",
         "Envoy had no ready endpoint for the route: every vLLM pod was NotReady (still loading its model, failing "

@@ -111,6 +111,8 @@ def _envoy(match: re.Match[str]) -> Fields:
         return {"message": "route_timeout", "status": 504, "component": "Envoy"}
     if match["none"]:
         return {"message": "no_endpoints", "status": 503, "component": "Envoy"}
+    if match["bare"]:
+        return {"message": "unreached", "status": 503, "component": "Envoy"}
     reason = match["reason"].strip()
     return {"message": _ENVOY_REASONS.get(reason, reason), "status": 503, "component": "Envoy"}
 
@@ -503,7 +505,9 @@ PATTERNS: tuple[Pattern, ...] = (
         ("upstream connect error", "no healthy upstream", "upstream request timeout"),
         K.GATEWAY_ERROR,
         r"upstream connect error or disconnect/reset before headers\.(?: retried and the latest)? reset reason: "
-        r"(?P<reason>[a-z ]+)|(?P<none>no healthy upstream)|(?P<timeout>upstream request timeout)",
+        r"(?P<reason>[a-z ]+)|(?P<none>no healthy upstream)|(?P<timeout>upstream request timeout)"
+        # the words quoted without their reset reason (vllm-project/aibrix#1103)
+        r"|(?P<bare>upstream connect error or disconnect/reset before headers)",
         _envoy,
     ),
     wording(  # nginx's error log giving up on its upstream (nginx, ingress-nginx, OpenResty-based gateways): a 504

@@ -6,6 +6,7 @@ from advisor.collect.logs import parse_lines
 from rules.catalog import op5_between
 from rules.evaluate import evaluate
 from rules.facts import Facts
+from tests.unit.rules.factories import top_finding
 
 
 def _facts(lines: list[str]) -> Facts:
@@ -300,3 +301,11 @@ def test_aiohttps_chunked_body_cut_off_is_the_answer_cut_mid_stream():
     # vllm#6885, verbatim: benchmark_serving.py while the server failed the request
     top = evaluate(_facts(["aiohttp.http_exceptions.TransferEncodingError: 400, message:"])).findings[0]
     assert top.rule == "OP-5.37" and "aiohttp" in top.title
+
+
+def test_envoys_words_without_their_reset_reason_are_still_envoys_503():
+    # vllm-project/aibrix#1103, verbatim: an AIBrix maintainer's benchmark runs; Envoy answers so when no vLLM pod is
+    # ready to take the request
+    top = top_finding("upstream connect error or disconnect/reset before headers")
+    assert top.rule == "OP-5.25" and top.title.startswith("HTTP 503 from Envoy in front of vLLM, not from vLLM")
+    assert "no reset reason" in top.title and "endpointslices" in top.actions[1]
