@@ -150,7 +150,7 @@ class MessageCatalog:
             closest = sorted(pool, key=lambda i: (-len(words & self._words[i]), i))
             for index in closest[:CUT_CANDIDATES]:
                 pattern = _loose_backticks(self.entries[index]["pattern"])
-                cut = _cut_match(pattern, text) or _cut_at_start(pattern, text)
+                cut = _cut_match(pattern, text) or _cut_at_start(pattern, text) or _cut_inside(pattern, text)
                 if cut is not None:
                     found.append(_as_match(self.entries[index], cut, partial=True))
         return _most_specific_first(found)
@@ -572,6 +572,52 @@ def _cut_at_start(pattern: str, text: str) -> re.Match[str] | None:
             continue
         if found is not None:
             return found
+    return None
+
+
+# A paste cut at both ends, or around a person's own ellipsis, keeps a run from inside a message: it must hold this much
+# of vLLM's literal words (more than a cut at one end, whose other end is anchored where the message starts or ends).
+MIN_INSIDE_LITERAL = 36
+# How a person marks what they left out of a quoted line, and the quotes around it.
+_ELLIPSIS = re.compile(r"\.{3}|…")
+_QUOTES = "`'\" \t"
+
+
+def _cut_inside(pattern: str, text: str) -> re.Match[str] | None:
+    """A run of the pattern from a word of vLLM's literal text to any of its characters, where the pasted line (its
+    longest piece between ellipses, without the quotes around it) holds that run and nothing else: `does not support
+    matryoshka representation, changing output dimensions will lead to poor` (mem0ai/mem0#3133), `exceeds available
+    Mamba cache blocks (95)... CUDA graph capture cannot proceed` (a home-lab PR's excerpt). At least
+    `MIN_INSIDE_LITERAL` characters of vLLM's words are kept."""
+    pieces = [(m.start(), m.group()) for m in re.finditer(r"(?:(?!\.{3}|…).)+", text)]
+    if not pieces:
+        return None
+    offset, raw = max(pieces, key=lambda piece: len(piece[1].strip(_QUOTES)))
+    piece = raw.strip(_QUOTES)
+    offset += raw.index(piece) if piece else 0
+    lead = re.match(r"[A-Za-z]+", piece)
+    if lead is None or not piece[-1:].strip():
+        return None
+    word, last = lead.group(0).lower(), piece[-1]
+    atoms, literal_before = _atoms(pattern)
+    for start in range(1, len(atoms)):
+        first, before = atoms[start], atoms[start - 1]
+        if not (first.isalpha() and before in (" ", "\\ ")):
+            continue  # start at a word of vLLM's own, never inside a group or a word
+        if "".join(atoms[start : start + len(word)]).lower() != word:
+            continue
+        for end in range(len(atoms), start, -1):
+            if literal_before[end] - literal_before[start] < MIN_INSIDE_LITERAL:
+                break
+            if atoms[end - 1].startswith("(?P<") or atoms[end - 1][-1] != last:
+                continue  # end after vLLM's own words, where the piece's last character is
+            run = "".join(atoms[start + 1 : end])
+            try:
+                found = re.compile(rf"[{first.lower()}{first.upper()}]{run}").match(text, offset, offset + len(piece))
+            except re.error:
+                continue
+            if found is not None and found.end() == offset + len(piece):
+                return found
     return None
 
 

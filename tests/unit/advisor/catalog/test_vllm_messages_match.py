@@ -176,3 +176,19 @@ def test_the_one_message_quoting_a_distinct_value_is_vllms_words_for_it():
     assert ref is not None and ref.first == "0.29" and "--pooler-config" in ref.flags
     assert message_catalog().naming("embed") is None  # a word: any message might quote it
     assert message_catalog().naming("no_such_value_anywhere") is None
+
+
+def test_a_run_from_inside_a_message_matches_when_it_keeps_enough_of_vllms_words():
+    """mem0ai/mem0#3133 quoted the middle of vLLM's refusal, cut at both ends; a home-lab PR's excerpt (rwlove/home-ops
+    PR #13226) kept two runs of the Mamba check around its own ellipsis. A run shorter than a cut needs, or a line
+    that goes on past vLLM's words, is not it."""
+    [best, *_] = message_catalog().match(
+        "does not support matryoshka representation, changing output dimensions will lead to poor"
+    )
+    assert best.partial and "matryoshka representation" in best.entry["message"]
+    [mamba, *_] = message_catalog().match(
+        "`exceeds available Mamba cache blocks (95)... CUDA graph capture cannot proceed`"
+    )
+    assert mamba.entry["message"].startswith("max_num_seqs (") and mamba.ref().captured["num_blocks"] == "95"
+    assert not message_catalog().match("does not support matryoshka representation, whatever you do")
+    assert not message_catalog().match("changing output dimensions will")

@@ -47,6 +47,10 @@ LATER = (
     "thirtyfifth",
     "thirtysixth",
     "thirtyseventh",
+    "thirtyeighth",
+    "thirtyninth",
+    "fortieth",
+    "fortyfirst",
 )
 # Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time,
 # the eighth, 30 from each of the two collectors (of four) that added any, and the ninth, 30 from three collectors
@@ -62,7 +66,9 @@ LATER = (
 # before their time, the twenty-ninth, 18, 31 and 25, the thirtieth, 16, 40 and 20, the thirty-first, 14, 38
 # and 55, the thirty-second, 18, 13 and 16, the thirty-third, 22, 25 and 12, the thirty-fourth, 21, 25 and 32, the
 # thirty-fifth, 20, 23 and 25, the thirty-sixth, 33, 23 and 26, and the thirty-seventh, 18, 29 and 23 (a
-# thirty-eighth round ended with the session's search budget, one row found, and was not kept).
+# thirty-eighth round of that session ended with its search budget, one row found, and was not kept), the
+# thirty-eighth (a later session's), 25, 28 and 35, the thirty-ninth, 31, 24 and 29, the fortieth, 21, 28 and 22,
+# and the forty-first, 28, 26 and 20.
 ROWS = dict.fromkeys(LATER, 100) | {
     "seventh": 57,
     "eighth": 60,
@@ -95,6 +101,10 @@ ROWS = dict.fromkeys(LATER, 100) | {
     "thirtyfifth": 68,
     "thirtysixth": 82,
     "thirtyseventh": 70,
+    "thirtyeighth": 88,
+    "thirtyninth": 84,
+    "fortieth": 71,
+    "fortyfirst": 74,
 }
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
