@@ -28,7 +28,7 @@ from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severit
 # weight'`, alibaba/ROLL#240: a rollout's weights from a newer transformers than its vLLM 0.8.4 knew)
 _TENSOR = re.compile(
     r"^(?:KeyError: |Exception: Call to collective_rpc method failed: )"
-    r"['\"](?P<name>(?:[\w-]+\.)+(?P<suffix>[A-Za-z_]\w*))['\"]$"
+    r"['\"](?P<name>(?:[\w-]+\.)+(?P<suffix>[A-Za-z_]\w*))(?:['\"]|$)"  # its closing quote lost where a paste was cut
 )
 # The suffixes each quantization format writes beside (or instead of) a weight; a suffix in none is a plain weight.
 FORMAT_OF_SUFFIX: dict[str, str] = {

@@ -236,3 +236,9 @@ def test_a_tensor_a_loader_skipped_with_a_warning_is_read_as_the_same_cause_at_a
         "found in params_dict, skip loading"
     )
     assert visual.rule == "OP-7.21" and visual.severity == "medium" and "built for text only" in visual.summary
+
+
+def test_a_tensor_keyerror_cut_before_its_closing_quote_is_the_same_reading():
+    # Visual-Agent/DeepEyes#18, verbatim: verl's rollout sharding manager, the paste cut before the closing quote
+    top = top_finding("KeyError: 'visual.patch_embed.proj.weight")
+    assert top.rule == "OP-7.21" and top.title.startswith("the checkpoint holds visual.patch_embed.proj.weight")
