@@ -73,6 +73,7 @@ MESSAGE_COMPONENTS: tuple[tuple[str, str], ...] = (
     ("transformers.", "transformers"),  # an exception class of its own: `transformers.integrations.….…Error`
     ("nccl", "distributed communication (NCCL)"),
     ("deepgemm", "DeepGEMM kernels"),  # its asserts name their source (`…/deepgemm-src/csrc/apis/attention.hpp`)
+    ("deep_gemm", "DeepGEMM kernels"),  # installed as a package (`site-packages/deep_gemm/…`)
     ("flashinfer", "FlashInfer kernels"),
     ("cuda", "CUDA runtime"),
     ("triton", "Triton kernels"),

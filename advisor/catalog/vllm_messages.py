@@ -10,7 +10,8 @@ tried (compiled on first use).
 A pasted message is often cut: an issue title keeps the first sentence, a log shipper wraps the line.
 When the whole pattern does not match, its leading sentences are tried, longest first, as long as they
 keep at least `MIN_PARTIAL_LITERAL` characters of vLLM's own wording; failing those, the pattern cut
-where the line ends, even mid-word.
+where the line ends, even mid-word, or where it begins (from a word of vLLM's), or at both ends (a run from
+inside the message, `MIN_INSIDE_LITERAL` characters at least and something only a message holds).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
@@ -497,10 +499,12 @@ def _as_match(
 _ATOM = re.compile(r"\\.|\(\?P<\w+>\.\+\??\)|.", re.DOTALL)
 # Where a tool that cut vLLM's message went on with a sentence of its own: a full stop or an ellipsis, a
 # space, a capital letter.
-_APPENDED_SENTENCE = re.compile(r"(?:\.|\.\.\.|…)\s+(?=[A-Z])")
+# How a person marks what they left out of a line they quote.
+_ELLIPSIS = r"\.\.\.|…"
+_APPENDED_SENTENCE = re.compile(rf"(?:\.|{_ELLIPSIS})\s+(?=[A-Z])")
 # The ellipsis a person ends a line with where they cut it (`The decoder prompt (length 4926) is longer than ...`,
 # QwenLM/Qwen3-Omni#122): the cut is before it.
-_TRAILING_ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…)\s*$")
+_TRAILING_ELLIPSIS = re.compile(rf"\s*(?:{_ELLIPSIS})\s*$")
 
 
 def _cut_match(pattern: str, text: str) -> re.Match[str] | None:
@@ -546,6 +550,20 @@ def _cut_at_end(pattern: str, tail: str) -> re.Match[str] | None:
     return None
 
 
+def _word_starts(atoms: tuple[str, ...], word: str) -> Iterator[int]:
+    """Where in the pattern's atoms a word of vLLM's literal text begins that reads `word` (any case): the places a
+    line cut at its start can begin, never inside a group or a word."""
+    for start in range(1, len(atoms)):
+        first, before = atoms[start], atoms[start - 1]
+        if first.isalpha() and before in (" ", "\\ ") and "".join(atoms[start : start + len(word)]).lower() == word:
+            yield start
+
+
+def _either_case(first: str) -> str:
+    """The first letter of a run as either case: a title or a sentence may capitalise what vLLM did not."""
+    return f"[{first.lower()}{first.upper()}]"
+
+
 def _cut_at_start(pattern: str, text: str) -> re.Match[str] | None:
     """The pattern's end, from a word of vLLM's literal text to its last character, where the pasted line begins
     (an issue title quoting the warning's second sentence: `since, enforce-eager is enabled, async output processor
@@ -555,19 +573,13 @@ def _cut_at_start(pattern: str, text: str) -> re.Match[str] | None:
     lead = re.match(r"[A-Za-z]+", line)
     if lead is None:
         return None
-    word = lead.group(0).lower()
     atoms, literal_before = _atoms(pattern)
-    for start in range(1, len(atoms)):
+    for start in _word_starts(atoms, lead.group(0).lower()):
         if literal_before[-1] - literal_before[start] < MIN_PARTIAL_LITERAL:  # the literal text from here on
             return None
-        first, before = atoms[start], atoms[start - 1]
-        if not (first.isalpha() and before in (" ", "\\ ")):
-            continue  # start at a word of vLLM's own, never inside a group or a word
-        if "".join(atoms[start : start + len(word)]).lower() != word:
-            continue  # the line does not begin with this word: nothing to compile
         tail = "".join(atoms[start + 1 :]).removesuffix(r"\.")
         try:
-            found = re.search(rf"^[{first.lower()}{first.upper()}]{tail}\.?$", line)
+            found = re.search(rf"^{_either_case(atoms[start])}{tail}\.?$", line)
         except re.error:
             continue
         if found is not None:
@@ -576,49 +588,68 @@ def _cut_at_start(pattern: str, text: str) -> re.Match[str] | None:
 
 
 # A paste cut at both ends, or around a person's own ellipsis, keeps a run from inside a message: it must hold this much
-# of vLLM's literal words (more than a cut at one end, whose other end is anchored where the message starts or ends).
+# of vLLM's literal words (more than a cut at one end, whose other end is anchored where the message starts or ends),
+# and something only a message holds: one of its fields' values, a name (`max_num_seqs`, `--flag`, `CamelCase`, a
+# number), or `MIN_INSIDE_PLAIN` characters of its words, beyond the length of a common sentence ("Please make sure you
+# have the required hardware and software setup" is vLLM's too, and anybody's).
 MIN_INSIDE_LITERAL = 36
-# How a person marks what they left out of a quoted line, and the quotes around it.
-_ELLIPSIS = re.compile(r"\.{3}|…")
-_QUOTES = "`'\" \t"
+MIN_INSIDE_PLAIN = 72
+_NAME_LIKE = re.compile(r"[A-Za-z0-9]_[A-Za-z0-9]|--[a-z]|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z]+[A-Z]\w*|\d")
+_QUOTES = "`'\" \t"  # around a piece a person quoted
+
+
+def _pieces(text: str) -> list[tuple[int, str]]:
+    """The line's pieces between a person's ellipses, each with its offset, without the quotes around it."""
+    out, begin = [], 0
+    for end, after in [(m.start(), m.end()) for m in re.finditer(_ELLIPSIS, text)] + [(len(text), len(text))]:
+        raw = text[begin:end]
+        piece = raw.strip(_QUOTES)
+        if piece:
+            out.append((begin + raw.index(piece), piece))
+        begin = after
+    return out
 
 
 def _cut_inside(pattern: str, text: str) -> re.Match[str] | None:
-    """A run of the pattern from a word of vLLM's literal text to any of its characters, where the pasted line (its
-    longest piece between ellipses, without the quotes around it) holds that run and nothing else: `does not support
-    matryoshka representation, changing output dimensions will lead to poor` (mem0ai/mem0#3133), `exceeds available
-    Mamba cache blocks (95)... CUDA graph capture cannot proceed` (a home-lab PR's excerpt). At least
-    `MIN_INSIDE_LITERAL` characters of vLLM's words are kept."""
-    pieces = [(m.start(), m.group()) for m in re.finditer(r"(?:(?!\.{3}|…).)+", text)]
+    """A run of the pattern from a word of vLLM's literal text to any of its characters, where the line's longest
+    piece between ellipses holds that run and nothing else, and every other piece is vLLM's words too: `does not
+    support matryoshka representation, changing output dimensions will lead to poor` (mem0ai/mem0#3133), `exceeds
+    available Mamba cache blocks (95)... CUDA graph capture cannot proceed` (rwlove/home-ops PR #13226). The run keeps
+    `MIN_INSIDE_LITERAL` characters of vLLM's words and something only a message holds (`_distinctive`)."""
+    pieces = _pieces(text)
     if not pieces:
         return None
-    offset, raw = max(pieces, key=lambda piece: len(piece[1].strip(_QUOTES)))
-    piece = raw.strip(_QUOTES)
-    offset += raw.index(piece) if piece else 0
+    offset, piece = max(pieces, key=lambda item: len(item[1]))
+    literal = _GROUP.sub("\x00", pattern).replace("\\", "").lower()
+    if any(other.lower() not in literal for _, other in pieces if other != piece):
+        return None  # a piece of the person's own ("… Thanks"), or of another message
     lead = re.match(r"[A-Za-z]+", piece)
-    if lead is None or not piece[-1:].strip():
+    if lead is None:
         return None
-    word, last = lead.group(0).lower(), piece[-1]
     atoms, literal_before = _atoms(pattern)
-    for start in range(1, len(atoms)):
-        first, before = atoms[start], atoms[start - 1]
-        if not (first.isalpha() and before in (" ", "\\ ")):
-            continue  # start at a word of vLLM's own, never inside a group or a word
-        if "".join(atoms[start : start + len(word)]).lower() != word:
-            continue
+    for start in _word_starts(atoms, lead.group(0).lower()):
         for end in range(len(atoms), start, -1):
-            if literal_before[end] - literal_before[start] < MIN_INSIDE_LITERAL:
+            kept = literal_before[end] - literal_before[start]
+            if kept > len(piece):  # a field matches one character at least: the run cannot be longer than the piece
+                continue
+            if kept < MIN_INSIDE_LITERAL:
                 break
-            if atoms[end - 1].startswith("(?P<") or atoms[end - 1][-1] != last:
+            if atoms[end - 1].startswith("(?P<") or atoms[end - 1][-1] != piece[-1]:
                 continue  # end after vLLM's own words, where the piece's last character is
             run = "".join(atoms[start + 1 : end])
             try:
-                found = re.compile(rf"[{first.lower()}{first.upper()}]{run}").match(text, offset, offset + len(piece))
+                found = re.compile(_either_case(atoms[start]) + run).match(text, offset, offset + len(piece))
             except re.error:
                 continue
-            if found is not None and found.end() == offset + len(piece):
+            if found is not None and found.end() == offset + len(piece) and _distinctive(found, kept):
                 return found
     return None
+
+
+def _distinctive(found: re.Match[str], kept: int) -> bool:
+    """Whether a run holds something only a message holds: a field's value, a name, or more words than a sentence."""
+    has_field = any(value is not None for value in found.groupdict().values())
+    return has_field or kept >= MIN_INSIDE_PLAIN or _NAME_LIKE.search(found.group()) is not None
 
 
 def _most_specific_first(found: list[CatalogMatch]) -> list[CatalogMatch]:

@@ -182,6 +182,8 @@ def continues(previous: str, line: str) -> bool:
     record of its own (no level, no timestamp, no process prefix, no frame, no exception) and shares no prefix
     with it. vLLM's messages run over several sentences, so a sentence's end is no record's end; matching
     searches, so a joined tail that is not vLLM's costs nothing."""
+    if _WHAT.match(line) and _CPP_TERMINATE.search(previous):  # a C++ exception's message, on the line under it
+        return True  # (its class may be lower case: `std::bad_alloc`, `std::length_error`)
     stats = _STATS in previous and not _STATS_COMPLETE.search(previous)
     logged = "WARNING" in previous or "ERROR" in previous
     if not stats and not logged and "Error" not in previous and "Exception" not in previous:  # the common line
@@ -189,8 +191,6 @@ def continues(previous: str, line: str) -> bool:
     before, after = previous.rstrip(), line.strip()
     if not before or not after:
         return False
-    if _CPP_TERMINATE.search(before) and _WHAT.match(after):  # the C++ exception's message, on the line under it
-        return True
     # a warning or error line cut mid-sentence: its rest starts in lower case, and it did not end a sentence
     cut = logged and _LOGGED.search(before) is not None and before[-1:].isalnum() and after[:1].islower()
     error = cut or _EXCEPTION.search(before) is not None
@@ -238,7 +238,10 @@ _WHAT = re.compile(r"^\s*what\(\):")
 
 
 def exception_in(text: str) -> tuple[str, str] | None:
-    """(class, message) of a Python exception line anywhere in `text`; the class without its module."""
+    """(class, message) of an exception line anywhere in `text`, the class without its module: Python's, in the
+    shapes people paste it (its repr, msgspec's keyword refusal, PyTorch's dispatch refusal or Python's attribute
+    message without the class), or C++'s `terminate called after throwing an instance of 'X'` (its what() line joined
+    after it, when the paste has it)."""
     match = _EXCEPTION.search(text)
     if match is None:
         if bare := _STRUCT_KEYWORD.search(text):

@@ -52,7 +52,7 @@ def _check_blocks_override(facts: Facts) -> list[Finding]:
         RULE_BLOCKS_OVERRIDE.finding(
             Severity.CRITICAL if too_short or tokens < UNUSABLE_CACHE_TOKENS else Severity.MEDIUM,
             f"{FLAG} holds the KV cache to {override:,} block(s), about {tokens:,} tokens at block size {block}, "
-            f"of the {profiled:,} the GPU has room for",
+            f"of the {profiled:,} blocks the GPU has room for",
             summary=f"vLLM sized the KV cache from its memory profile ({profiled:,} blocks) and then took the override "
             "instead. A request whose prompt and output need more blocks than the cache holds can never be scheduled; "
             + (
@@ -95,7 +95,7 @@ def _above_profile(profiled: int, override: int, evidence: Evidence, change: Con
 
 RULE_BLOCKS_OVERRIDE = Rule(
     code="OP-1.15",
-    title="--num-gpu-blocks-override replaced the KV cache size the memory profile found",
+    title=f"{FLAG} replaced the KV cache size the memory profile found",
     category=Category.KV_CACHE,
     check=_check_blocks_override,
     needs=("events",),
@@ -106,8 +106,7 @@ RULE_BLOCKS_OVERRIDE = Rule(
         "profile left for activations and CUDA graphs.",
         example="`Overriding num_gpu_blocks=125643 with num_gpu_blocks_override=1` (vllm#27181: a 16-token KV cache "
         "on an H100; vLLM 0.11 started anyway).",
-        fix="Take --num-gpu-blocks-override off the command; size the cache with --gpu-memory-utilization or "
-        "--kv-cache-memory-bytes.",
+        fix=f"Take {FLAG} off the command; size the cache with --gpu-memory-utilization or --kv-cache-memory-bytes.",
         limits="The tokens are the blocks times the block size: --block-size when the launch gives it, else vLLM's "
         "default on CUDA for the release (16 before 0.34); an MLA model's or the CPU backend's larger blocks are "
         "not read from the line.",

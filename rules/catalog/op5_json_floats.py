@@ -25,8 +25,8 @@ NOT_JSON_FLOAT = re.compile(r"Out of range float values are not JSON compliant")
 def _json_float_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
     return RULE_JSON_FLOATS.finding(
         Severity.HIGH,
-        "a response held NaN or an infinity, which JSON cannot write: the request ended in a 500 after the model "
-        "had answered",
+        "a JSON encoder refused NaN or an infinity: most often the server's answer, which then ends in a 500 (or a "
+        "broken stream) after the model had answered",
         summary="The server encodes its answers with a JSON encoder that refuses NaN and infinities. A logprob of "
         "-inf (a token the sampler masked) reaches it from servers that do not floor logprobs (vLLM's own floors "
         "them at -9999.0 in 0.32); NaN reaches it from a model whose activations overflow, most often in float16, "
@@ -45,7 +45,7 @@ def _json_float_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> 
 
 RULE_JSON_FLOATS = Rule(
     code="OP-5.61",
-    title="a response held NaN or an infinity, which JSON cannot write",
+    title="a JSON encoder refused NaN or an infinity in an answer",
     category=Category.RELIABILITY,
     check=c.on_phrase(NOT_JSON_FLOAT, _json_float_finding),
     needs=("events",),
@@ -57,7 +57,9 @@ RULE_JSON_FLOATS = Rule(
         "(dphnAI/sonar#183: -inf top_logprobs from an Aphrodite server, clamped to -1000 to fix).",
         fix="A server that floors -inf logprobs (vLLM's at -9999.0), or a clamp in your own endpoint; NaN outputs: "
         "--dtype bfloat16 or float32.",
-        limits="Which value it was is not in the line: the request's fields (logprobs, an embedding) tell.",
+        limits="Which value it was is not in the line: the request's fields (logprobs, an embedding) tell. A client "
+        "encoding its own request body the same way (`requests`' `json=`) raises the same words before anything "
+        "reaches the server; its traceback's frames say which side it was.",
         references=["https://github.com/dphnAI/sonar/issues/183"],
     ),
 )

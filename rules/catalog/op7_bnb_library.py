@@ -36,19 +36,27 @@ def _bnb_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding
         if match["function"]
         else "bitsandbytes' own reason for not loading its library"
     )
+    look = (
+        []
+        if reason
+        else [
+            "Look above for bitsandbytes' own line, `Could not load bitsandbytes native library: <reason>`, or run "
+            "`python -m bitsandbytes` in the server's environment: the reason names what is missing (a CUDA library "
+            "such as libcusparse.so.11 for a CUDA the installed torch does not ship)."
+        ]
+    )
     return RULE_BNB_LIBRARY.finding(
         Severity.CRITICAL,
-        "bitsandbytes' compiled library did not load"
-        + (f" ({reason})" if reason else "")
-        + ": the installed bitsandbytes has no binary for this CUDA, or the CUDA libraries it needs are missing",
+        f"bitsandbytes' compiled library did not load ({reason}): its binary does not fit this machine"
+        if reason
+        else "bitsandbytes' compiled library did not load: the installed bitsandbytes has no binary for this CUDA, "
+        "or the CUDA libraries it needs are missing",
         summary="bitsandbytes loads its CUDA library when it is imported and, when that fails, goes on without it; "
         "the first quantize call then finds None where the library should be. vLLM and the model are not at "
         "fault: the bitsandbytes install does not match the torch and CUDA beside it.",
         evidence=[evidence],
         actions=[
-            "Look above for bitsandbytes' own line, `Could not load bitsandbytes native library: <reason>`, or run "
-            "`python -m bitsandbytes` in the server's environment: the reason names what is missing (a CUDA library "
-            "such as libcusparse.so.11 for a CUDA the installed torch does not ship).",
+            *look,
             "Reinstall bitsandbytes as a release built for the installed torch's CUDA (`python -c 'import torch; "
             "print(torch.__version__, torch.version.cuda)'`): bitsandbytes#1210's reporters fixed the same error by "
             "moving to another release; vLLM's bitsandbytes loader names the least release it takes.",

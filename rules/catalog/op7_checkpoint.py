@@ -164,6 +164,8 @@ def _skipped_tensor(facts: Facts) -> Finding | None:
             continue
         suffix = name.rsplit(".", 1)[-1]
         quantized = format_of_suffix(suffix)
+        if quantized is None and name.startswith(_VISION_TOWER):
+            return _vision_skipped(event, name)
         evidence = c.log_evidence(event, name="checkpoint_tensor", value=name)
         evidence.description = "the tensor the model's loader skipped" + (
             f": its suffix {suffix} is {quantized}" if quantized else ""
@@ -179,8 +181,7 @@ def _skipped_tensor(facts: Facts) -> Finding | None:
                 "release builds for the model, so the layers load without their quantization data; expect the load "
                 "to fail further on or the outputs to be wrong."
                 if quantized
-                else "A vision tower's weights (`visual.…`) are skipped on purpose when the model is built for text "
-                "only; any other name means the checkpoint's layer names are not the ones this release expects."
+                else "The checkpoint's layer names are not the ones this release expects for the model."
             ),
             evidence=[evidence],
             actions=[
@@ -192,6 +193,31 @@ def _skipped_tensor(facts: Facts) -> Finding | None:
             confidence=0.7,
         )
     return None
+
+
+# The prefixes of a multimodal checkpoint's vision tower: its loader skips them on purpose when the model is built
+# for text only (a language-model-only launch), so a skip of one is expected there, and a cause only otherwise.
+_VISION_TOWER = ("visual.", "vision_tower.", "vision_model.", "model.visual.", "model.vision_tower.")
+
+
+def _vision_skipped(event: LogEvent, name: str) -> Finding:
+    """A vision tower's weight skipped: intended for a text-only build, a layout the release does not expect else."""
+    evidence = c.log_evidence(event, name="checkpoint_tensor", value=name)
+    evidence.description = "a vision tower's weight the model's loader skipped"
+    return RULE_UNLOADABLE_TENSOR.finding(
+        Severity.LOW,
+        f"vLLM skipped the checkpoint's vision-tower weight {name}: intended when the model is built for text only",
+        summary="This model's loader skips a checkpoint tensor it has no parameter for, with this warning. A vision "
+        "tower's weights are skipped on purpose when the model is built without its vision encoder; if the launch "
+        "meant to serve images, the checkpoint's vision layer names are not the ones this release expects.",
+        evidence=[evidence],
+        actions=[
+            "Nothing to do for a text-only launch. If images were meant to be served, compare the checkpoint's "
+            "vision tensor names with those the release's model code loads (a checkpoint saved by a training "
+            "framework under another model class renames them), or upgrade vLLM.",
+        ],
+        confidence=0.6,
+    )
 
 
 def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
@@ -478,8 +504,9 @@ RULE_UNLOADABLE_TENSOR = Rule(
         "--load-format bitsandbytes (the checkpoint's own config chooses that loader only from vLLM 0.8.4).",
         limits="Where a model's loader skips the tensor with `Parameter X not found in params_dict, skip loading` "
         "(Qwen3-Next, Qwen3.5, 0.13-0.24) the finding is a warning: high for a quantization tensor, medium for a "
-        "plain weight. Reads the KeyError's own name only; a KeyError elsewhere (a request id, a config key, a layer's "
-        "buffer such as `rotary_emb.inv_freq` pasted alone) is VC-2's.",
+        "plain weight, low for a vision tower's (skipped on purpose by a text-only build). Reads the KeyError's own "
+        "name only; a KeyError elsewhere (a request id, a config key, a layer's buffer such as "
+        "`rotary_emb.inv_freq` pasted alone) is VC-2's.",
         references=[
             "https://github.com/vllm-project/vllm/issues/25029",
             "https://github.com/vllm-project/vllm-ascend/issues/633",

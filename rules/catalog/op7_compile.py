@@ -97,32 +97,40 @@ def _host_finding(event: LogEvent) -> Finding:
 
 
 def _cache_finding(event: LogEvent) -> Finding:
-    shared = "checksum" in (event.message or "")  # torch's check of a saved artifact's bytes
+    checksum_mismatch = "checksum" in (event.message or "")  # torch's check of a saved artifact's bytes
+    actions = [
+        _CACHE,
+        "If the start fails again with the cache gone, the error it prints then is the compiler's own: "
+        + _VERSIONS[0].lower()
+        + _VERSIONS[1:],
+        "With TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 set, torch 2.7 and older fail with the same words "
+        "(vllm#21858, fixed in torch 2.8): unset it, or set VLLM_DISABLE_COMPILE_CACHE=1 beside it.",
+    ]
+    if checksum_mismatch:
+        actions.append(
+            "Where several servers or jobs start at once on one machine or shared home directory, give each its "
+            "own VLLM_CACHE_ROOT (or VLLM_DISABLE_COMPILE_CACHE=1) so none reads another's half-written artifact."
+        )
     return RULE.finding(
         Severity.CRITICAL,
         "vLLM's torch.compile cache holds an artifact whose bytes changed (written by two processes at once, or "
         "left by a failed compilation): it cannot load the compiled graph"
-        if shared
+        if checksum_mismatch
         else "vLLM's torch.compile cache holds an artifact a failed compilation left: it cannot load the compiled "
         "graph",
-        summary="vLLM caches the graphs it compiles and reads them back at the next start; the words say the "
-        "artifact found there is broken, most often because an earlier compilation failed, or because several "
-        "processes sharing one cache directory wrote it at once (torch's checksum of a saved artifact; ray PR "
-        "#59319: Ray's tests starting vLLM engines on one ~/.cache/vllm). The real error, if any, shows once the "
-        "cache is gone.",
+        summary="vLLM caches the graphs it compiles and reads them back at the next start; "
+        + (
+            "torch's checksum of a saved artifact says its bytes changed since it was written: several processes "
+            "sharing one cache directory wrote it at once (ray PR #59319: Ray's tests starting vLLM engines on one "
+            "~/.cache/vllm), or a failed compilation left it half-written."
+            if checksum_mismatch
+            else "its words say the artifact found there is broken, most often because an earlier compilation failed."
+        )
+        + " The real error, if any, shows once the cache is gone.",
         evidence=[c.log_evidence(event, name="compile cache", value=event.message)],
         changes=[_CLEAR_CACHE],
-        actions=[
-            _CACHE,
-            "If the start fails again with the cache gone, the error it prints then is the compiler's own: "
-            + _VERSIONS[0].lower()
-            + _VERSIONS[1:],
-            "With TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 set, torch 2.7 and older fail with the same words "
-            "(vllm#21858, fixed in torch 2.8): unset it, or set VLLM_DISABLE_COMPILE_CACHE=1 beside it.",
-            "Where several servers or jobs start at once on one machine or shared home directory, give each its "
-            "own VLLM_CACHE_ROOT (or VLLM_DISABLE_COMPILE_CACHE=1) so none reads another's half-written artifact.",
-        ],
-        confidence=0.97,  # vLLM's own words name the cache
+        actions=actions,
+        confidence=0.97,  # the words name the cache
     )
 
 

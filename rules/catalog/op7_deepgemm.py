@@ -78,9 +78,9 @@ RULE_DEEPGEMM = Rule(
         why="DeepGEMM is written for SM90 and SM100; vLLM runs it by default for FP8 layers, MoE and sparse "
         "indexers, so a GPU outside those, or a shape it did not expect, stops the start or the engine.",
         example="`RuntimeError: Assertion error (…/deepgemm-src/…/layout.hpp:76): Unknown recipe` (vllm#47169: "
-        "Qwen3.6-27B-FP8 on RTX PRO 6000, SM120; VLLM_USE_DEEP_GEMM=0 avoided it).",
-        fix="VLLM_USE_DEEP_GEMM=0; a vLLM whose DeepGEMM supports the GPU; on SM90 or SM100, a report with the "
-        "model and flags.",
+        f"Qwen3.6-27B-FP8 on RTX PRO 6000, SM120; {DEEP_GEMM_ENV}=0 avoided it).",
+        fix=f"{DEEP_GEMM_ENV}=0; a vLLM whose DeepGEMM supports the GPU; on SM90 or SM100, a report with the model "
+        "and flags.",
         limits="The GPU is not in the line: the SM120 reading is the common one, not a certainty; a sparse "
         "indexer that has only DeepGEMM's kernel has no other path.",
         references=[

@@ -47,7 +47,7 @@ def _no_arch_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Fin
             "a release with vllm PR #48956, which falls back to PyTorch's sampling when FlashInfer cannot target "
             "the GPU.",
             "On a GPU older than SM75, keep FlashInfer out entirely: no FlashInfer attention backend either "
-            "(`--attention-backend`, or VLLM_ATTENTION_BACKEND in releases that read it).",
+            f"(`--attention-backend`, or {c.ATTENTION_BACKEND_ENV} in releases that read it).",
         ],
         confidence=0.85,
     )
@@ -65,7 +65,7 @@ RULE_FLASHINFER_ARCH = Rule(
         "stops there.",
         example="`RuntimeError: FlashInfer requires GPUs with sm75 or higher` on an RTX 5090 with a CUDA toolkit "
         "older than 12.9 (vllm PR #48956, fixing vllm#42393).",
-        fix="VLLM_USE_FLASHINFER_SAMPLER=0; on SM120, a CUDA toolkit 12.9 or newer, or a vLLM with PR #48956.",
+        fix=f"{SAMPLER_ENV}=0; on SM120, a CUDA toolkit 12.9 or newer, or a vLLM with PR #48956.",
         limits="The line does not name the GPU: both causes are given, the GPU's age decides.",
         references=[
             "https://github.com/vllm-project/vllm/pull/48956",

@@ -54,8 +54,13 @@ _NO_CODE = (
     "Copy {missing} (and the other .py files: configuration_*, modeling_*, tokenization_*) from the original model's "
     "repository into the model's directory: transformers loads the classes config.json's auto_map names from files "
     "beside it. A tool that wrote the directory (a quantizer such as ModelSlim, a merge or conversion script) may "
-    "leave them out: a release of it that copies them does the same (vllm-ascend's FAQ names the ModelSlim release "
+    "leave them out; a release of the tool that copies them avoids it (vllm-ascend's FAQ names the ModelSlim release "
     "that fixed the missing configuration_deepseek.py)."
+)
+_NO_CODE_HUB = (
+    "Check the repository's files at the revision the server asks for (`hf download {model} --local-dir <dir>`, or "
+    "its Files tab): config.json's auto_map names {missing}, which must be there; a copy uploaded without its .py "
+    "files needs them added from the original model's repository, or serve the original."
 )
 _MODELSCOPE = (
     "Give vLLM the model's local directory (download it first: `modelscope download --model <org>/<name> "
@@ -89,10 +94,15 @@ def _reading(reason: str, model: str, local: bool, missing: str) -> tuple[str, l
         config = missing == "config.json"
         return title, ([_ROOT, _NOT_HF] if config else [_not_complete(missing), _ROOT]) if local else [_NOT_HF]
     if reason == "no_code":
+        hub = model != "the model" and not local
         return (
-            f"{model} lacks {missing}, the model's own code its config.json names (auto_map): a converted or "
-            "quantized copy of the model without the original repository's .py files",
-            [_NO_CODE.format(missing=missing)],
+            f"{model} lacks {missing}, the model's own code its config.json names (auto_map): "
+            + (
+                "the Hub repository does not hold it, or not at this revision"
+                if hub
+                else "most often a converted or quantized copy of the model without the original repository's .py files"
+            ),
+            [_NO_CODE_HUB.format(missing=missing, model=model)] if hub else [_NO_CODE.format(missing=missing)],
         )
     if reason == "no_tokenizer":
         title = (

@@ -610,15 +610,7 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     flags = list(dict.fromkeys(f.replace("_", "-") for f in re.findall(r"--[a-z][a-z0-9_-]+", root.message or "")))
     evidence = c.log_evidence(root, name="root_exception", value=root.message)
     evidence.description = f"root exception ({where}, {phase})"
-    first_frame = f"its first frame {where}" if root.component else f"its first frame inside {root.plugin or 'vllm'}/"
-    actions = [f"Read the traceback of {root.exception} from {first_frame}."]
-    if root.exception == HTTP_ERROR_EXCEPTION and root.code_file is None:  # a body a server answered, no traceback
-        actions = [HTTP_BODY_ACTION]
-    if "::" in (root.exception or ""):  # C++'s std::terminate: no Python traceback, the reason is its what() line
-        told = CPP_TERMINATE_TOLD if root.message != root.exception else CPP_TERMINATE_ACTION  # what() read
-        actions = [told.format(exception=root.exception)]
-    if root.exception == "ValidationError" and root.component == CONFIGURATION:  # pydantic's header, its reasons under
-        actions = [CONFIGURATION_HEADER_ACTION]
+    actions = _first_actions(root, where)
     if _internal_failure(root):
         place = root.component or (root.code_file or "").rsplit("/vllm/", 1)[-1]
         actions.insert(0, _internal_check_action(root.exception or "", place))
@@ -659,6 +651,20 @@ CPP_TERMINATE_TOLD = (
     "message is the cause as C++ saw it. Run once with CUDA_LAUNCH_BLOCKING=1 if it is a CUDA error, to see which "
     "call raised it."
 )
+
+
+def _first_actions(root: LogEvent, where: str) -> list[str]:
+    """Where to read an unplaced error first: its traceback, from its first frame in vLLM; a server's error body, the
+    server's log; C++'s terminate, its what() line; pydantic's header, the lines under it."""
+    if root.exception == HTTP_ERROR_EXCEPTION and root.code_file is None:  # a body a server answered, no traceback
+        return [HTTP_BODY_ACTION]
+    if "::" in (root.exception or ""):  # C++'s std::terminate: no Python traceback, the reason is its what() line
+        told = CPP_TERMINATE_TOLD if root.message != root.exception else CPP_TERMINATE_ACTION  # what() read
+        return [told.format(exception=root.exception)]
+    if root.exception == "ValidationError" and root.component == CONFIGURATION:  # pydantic's header, its reasons under
+        return [CONFIGURATION_HEADER_ACTION]
+    first_frame = f"its first frame {where}" if root.component else f"its first frame inside {root.plugin or 'vllm'}/"
+    return [f"Read the traceback of {root.exception} from {first_frame}."]
 
 
 # pydantic's header alone (`1 validation error for ModelConfig`): the reasons are the lines under it, each a field

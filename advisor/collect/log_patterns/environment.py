@@ -747,7 +747,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "get_heuristic_kernel",
             "Unknown GPU architecture",
             "MXFP4 quantization is not supported on",
-            " not supported",
+            "nhead=",
         ),
         K.AITER_REFUSED,
         r"One of GPU archs of \[(?P<archs>[^\]]*)\] is invalid or not supported"

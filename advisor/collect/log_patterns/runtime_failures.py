@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from advisor.collect.log_patterns.pattern import NUM, SHELL_JOB, Fields, Pattern, to_float, to_int, wording
+from rules.catalog.health import V0_LOOP_CALLBACK
 from rules.catalog.op7_cuda_errors import ERRORS as CUDA_ERRORS
 from rules.events import (
     FLASHINFER_SAMPLER,
@@ -193,8 +194,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "EngineCore encountered a fatal error",
             "Engine background task failed",
             "Exception in callback functools",
-            "Exception in callback _raise_exception_on_finish",
-            "Exception in callback _log_task_completion",
+            *(f"Exception in callback {name}" for name in V0_LOOP_CALLBACK),
         ),
         K.FATAL_ERROR,
         # the second: V0's AsyncLLMEngine (engine/async_llm_engine.py, 0.4-0.10), before the loop's traceback; the
@@ -203,8 +203,7 @@ PATTERNS: tuple[Pattern, ...] = (
         r"EngineCore encountered a fatal error|Engine background task failed"
         # (the callback without functools.partial's repr in vLLM 0.2's engine: `Exception in callback
         # _raise_exception_on_finish(request_tracker=<…>)(<Task finishe…>)`, vllm#1188)
-        r"|Exception in callback (?:functools\.partial\(<function )?"
-        r"_(?:raise_exception_on_finish|log_task_completion)\b",
+        rf"|Exception in callback (?:functools\.partial\(<function )?(?:{'|'.join(V0_LOOP_CALLBACK)})\b",
         lambda m: {"message": m.group(0)},
     ),
     wording(

@@ -449,8 +449,8 @@ PATTERNS: tuple[Pattern, ...] = (
         # transformers' remote-code loader (dynamic_module_utils.py) when the model's own code file that config.json's
         # auto_map names is not beside it: a converted or quantized copy without the .py files (vllm-ascend#619,
         # DeepSeek's configuration_deepseek.py after ModelSlim)
-        r"|Could not locate the (?P<no_code_file>[\w.-]+\.py)(?: inside (?P<no_code_model>\S+?))?\.?"
-        r"(?=[\s`'\"]|$)(?P<no_code>)",
+        r"|Could not locate the (?P<no_code_file>(?:configuration|modeling|tokenization|processing|image_processing"
+        r"|feature_extraction)_[\w.-]+\.py)(?: inside (?P<no_code_model>\S+?))?\.?(?=[`'\"]?\s*$)(?P<no_code>)",
         _model_not_found,
     ),
 )

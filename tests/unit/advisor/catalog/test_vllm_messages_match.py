@@ -192,3 +192,14 @@ def test_a_run_from_inside_a_message_matches_when_it_keeps_enough_of_vllms_words
     assert mamba.entry["message"].startswith("max_num_seqs (") and mamba.ref().captured["num_blocks"] == "95"
     assert not message_catalog().match("does not support matryoshka representation, whatever you do")
     assert not message_catalog().match("changing output dimensions will")
+
+
+def test_a_common_sentence_inside_a_message_is_not_claimed_as_vllms():
+    """A run of plain English that a vLLM message happens to hold is anybody's sentence: without a field's value, a name
+    or more words than a sentence, and with a piece after an ellipsis that is not vLLM's, it is not vLLM's message."""
+    for line in (
+        "This will likely result in reduced accuracy.",
+        "Please check your network configuration... Thanks",
+        "Please make sure you have the required hardware and software setup",
+    ):
+        assert not message_catalog().match(line), line
