@@ -438,7 +438,8 @@ def _below_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
 
 
 def _above_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
-    """`x ({a}) is greater than <its bound> ({…}{b}…)` (or `exceeds`): x lowered to b, the first number after it."""
+    """`x ({a}) is greater than <its bound> ({…}{b}…)` (or `exceeds`): x lowered to b, the first number after it; a
+    paste cut before x's value still says the bound (`exceeds available Mamba cache blocks (95)`)."""
     match = re.search(r"`?(\w+)`? \(\{(\w+)\}\) (?:is (?:greater|larger) than|exceeds)", ref.template)
     if match is None:
         return []
@@ -446,10 +447,12 @@ def _above_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:
     now = ref.captured.get(match.group(2), "")
     after = re.findall(r"\{(\w+)\}", ref.template[match.end() :])
     bound = next((ref.captured[name] for name in after if ref.captured.get(name, "").isdigit()), "")
-    if flag not in _flags_named(ref) or not now.isdigit() or not bound or int(bound) >= int(now):
+    if flag not in _flags_named(ref) or not bound or (now.isdigit() and int(bound) >= int(now)):
         return []
-    reason = f"{flag} ({now}) is above what vLLM allows here ({bound})"
-    return [ConfigChange(flag=flag, current=now, proposed=bound, reason=reason)]
+    if not now.isdigit() and not (ref.partial and not now):  # a cut paste may have lost the value, not the bound
+        return []
+    reason = f"{flag} ({now or 'its value, cut from the text'}) is above what vLLM allows here ({bound})"
+    return [ConfigChange(flag=flag, current=now or None, proposed=bound, reason=reason)]
 
 
 def _worded_change(ref: CatalogRef, facts: Facts) -> list[ConfigChange]:

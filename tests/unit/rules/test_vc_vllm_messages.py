@@ -14,6 +14,7 @@ from rules.catalog.vc_remedies import REMEDIES
 from rules.evaluate import evaluate
 from rules.facts import Facts, ServerConfig
 from rules.model import Severity
+from tests.unit.rules.factories import top_finding
 
 
 def _top(text: str, server_flags: dict[str, str] | None = None):
@@ -796,3 +797,12 @@ def test_flashinfers_sampler_version_warning_says_when_it_is_wrong():
         "default sampling implementation."
     )
     assert "pip show flashinfer-python" in top.actions[0] and "vllm#22455" in top.actions[0]
+
+
+def test_a_bound_kept_by_a_paste_cut_before_the_flags_value_is_still_proposed():
+    # rwlove/home-ops PR #13226, verbatim: the author quoted the Mamba check from its middle; at 128k context the cache
+    # held 95 blocks, and the fix set --max-num-seqs 32
+    top = top_finding("`exceeds available Mamba cache blocks (95)... CUDA graph capture cannot proceed`")
+    assert top.rule == "VC-1" and [(c.flag, c.current, c.proposed) for c in top.changes] == [
+        ("--max-num-seqs", None, "95")
+    ]
