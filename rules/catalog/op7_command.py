@@ -305,6 +305,8 @@ def _config_choice(event: LogEvent, flag: str) -> Finding:
 
 def _invalid_value(event: LogEvent, flag: str) -> Finding:
     value, kind = event.argument_value or "", event.accepted_instead or "value"
+    if _PORT_MAPPING.fullmatch(value):
+        return _port_mapping(event, flag, value)
     suffixed = bool(_SUFFIXED.fullmatch(value))
     return RULE_VALUE.finding(
         Severity.CRITICAL,
@@ -329,6 +331,29 @@ def _invalid_value(event: LogEvent, flag: str) -> Finding:
 
 
 _SUFFIXED = re.compile(r"(?P<number>\d+(?:\.\d+)?)(?P<suffix>[kKmMgGtT])")
+# Docker's `-p HOST:CONTAINER` port mapping: a value no flag of vLLM's takes
+_PORT_MAPPING = re.compile(r"(?:[\d.]+:)?\d+:\d+(?:/(?:tcp|udp))?")
+
+
+def _port_mapping(event: LogEvent, flag: str, value: str) -> Finding:
+    """A port mapping given to a number flag: `docker run`'s `-p 8000:8000` written after the image's name went to
+    vLLM's command line, where argparse takes `-p` for the pipeline-parallel `-pp` (vllm#2235)."""
+    return RULE_VALUE.finding(
+        Severity.CRITICAL,
+        f"vLLM's command line got the port mapping {value!r} as {flag}: a `docker run -p` written after the image's "
+        "name is passed to vLLM, not to Docker",
+        summary="Everything after the image's name in `docker run` is the container's command, here vLLM's "
+        "arguments; argparse accepts a prefix of a flag, so `-p` reached vLLM as its pipeline-parallel `-pp` and the "
+        "mapping as its value.",
+        evidence=[c.log_evidence(event, name="value refused", value=value)],
+        actions=[
+            f"Move `-p {value}` (and any other Docker option: --gpus, --env, -v, --ipc) before the image's name: "
+            "`docker run --gpus all -p 8000:8000 vllm/vllm-openai:<tag> --model …`.",
+        ],
+        confidence=0.9,
+    )
+
+
 _POWER = {"k": 1, "m": 2, "g": 3, "t": 4}
 
 

@@ -57,6 +57,8 @@ def _model_not_found(match: re.Match[str]) -> Fields:
         reason = "vllm" if model else "empty"
     if reason == "vllm_config":  # AutoConfig's words, the same reading
         reason = "vllm"
+    if reason == "modelscope_404":  # the hub's API in requests' words: the same missing model on ModelScope
+        reason = "modelscope"
     return {"message": reason, "model": model, "component": match["file"] or match["no_code_file"]}
 
 
@@ -221,7 +223,9 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(  # argparse refusing a flag's value: of the wrong type, not among its choices, or missing
         ("error: argument ",),
         K.ARG_VALUE_REFUSED,
-        r"error: argument (?P<flag>-[\w-]+)(?:/-[\w-]+)*: (?:invalid (?P<type>\w+) value: '(?P<value>[^']*)'"
+        # (a value quoted in backticks may lose its closing quote to the paste: `… value: '8000:8000``, vllm#2235)
+        r"error: argument (?P<flag>-[\w-]+)(?:/-[\w-]+)*: "
+        r"(?:invalid (?P<type>\w+) value: '(?P<value>[^'`]*)(?:'|`?\s*$)"
         r"|invalid choice: '(?P<choice>[^']*)' \(choose from (?P<choices>.*)\)|(?P<missing>expected one argument))",
         _value_refused,
     ),
@@ -428,6 +432,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "Can't load the configuration of",
             "does not exist!",
             "Could not locate the ",
+            "modelscope.cn/api/v1/models/",
         ),
         K.MODEL_NOT_FOUND,
         r"Invalid repository ID or local directory specified: '(?P<vllm_model>[^']*)'(?P<vllm>)"
@@ -446,6 +451,10 @@ PATTERNS: tuple[Pattern, ...] = (
         # ModelScope's hub answering 404 for the id (modelscope/hub/errors.py): vLLM looks models up on ModelScope
         # instead of the Hugging Face Hub when VLLM_USE_MODELSCOPE is set (CraftJarvis/JarvisVLA#5)
         r"|The request model: (?P<modelscope_model>\S+) does not exist!(?P<modelscope>)"
+        # its API's 404 for the model's revisions, as requests words it (vllm#2629: `LLM(model="gpt2")` with
+        # VLLM_USE_MODELSCOPE set looked gpt2 up on ModelScope)
+        r"|404 Client Error: Not Found for url: https?://(?:www\.)?modelscope\.cn/api/v1/models/"
+        r"(?P<modelscope_404_model>[^/?\s]+(?:/[^/?\s]+)?)/revisions(?P<modelscope_404>)"
         # transformers' remote-code loader (dynamic_module_utils.py) when the model's own code file that config.json's
         # auto_map names is not beside it: a converted or quantized copy without the .py files (vllm-ascend#619,
         # DeepSeek's configuration_deepseek.py after ModelSlim)

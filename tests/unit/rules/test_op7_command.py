@@ -9,6 +9,7 @@ from reports.triage_view import change_view
 from rules.catalog import op7_command
 from rules.evaluate import evaluate
 from rules.facts import Facts
+from tests.unit.rules.factories import top_finding
 
 
 def _facts(*lines: str) -> Facts:
@@ -246,3 +247,14 @@ def test_a_flag_refused_by_a_server_older_than_it_says_so_when_the_text_dates_th
     [older] = op7_command.RULE_UNRECOGNIZED.evaluate(dated)
     assert older.title.endswith("this server runs an older release, from before 0.6.4.post1")
     assert older.changes == [] and older.actions[0].startswith("Upgrade vLLM to a release that takes it")
+
+
+def test_a_port_mapping_given_to_a_number_flag_is_dockers_p_after_the_image():
+    # vllm#2235, verbatim (its closing quote lost to the paste's backtick): `docker run … vllm/vllm-openai -p 8000:8000`
+    # on RunPod; a commenter: put -p before the image, where Docker reads it
+    top = top_finding("`api_server.py: error: argument --pipeline-parallel-size/-pp: invalid int value: '8000:8000`")
+    assert top.rule == "OP-7.47" and "port mapping '8000:8000' as --pipeline-parallel-size" in top.title
+    assert top.actions[0].startswith("Move `-p 8000:8000`")
+    # a number flag's own mistake keeps its reading
+    typed = top_finding("api_server.py: error: argument --max-model-len: invalid int value: '32k'")
+    assert "port mapping" not in typed.title

@@ -128,3 +128,13 @@ def test_transformers_missing_remote_code_file_is_a_copy_without_the_models_py_f
     # transformers' whole sentence (dynamic_module_utils.py) names the directory
     whole = top_finding("Could not locate the configuration_deepseek.py inside /models/DeepSeek-R1-W8A8.")
     assert whole.title.startswith("/models/DeepSeek-R1-W8A8 lacks configuration_deepseek.py")
+
+
+def test_modelscopes_api_404_in_requests_words_is_the_model_missing_on_modelscope():
+    # vllm#2629, verbatim: the quickstart's LLM(model="gpt2") looked the model up on ModelScope
+    top = top_finding(
+        "requests.exceptions.HTTPError: 404 Client Error: Not Found for url: "
+        "https://www.modelscope.cn/api/v1/models/gpt2/revisions?EndTime=1706391065"
+    )
+    assert top.rule == "OP-7.53" and top.title.startswith("ModelScope has no model gpt2")
+    assert "VLLM_USE_MODELSCOPE" in top.title

@@ -52,6 +52,7 @@ LATER = (
     "fortieth",
     "fortyfirst",
     "fortysecond",
+    "fortythird",
 )
 # Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time,
 # the eighth, 30 from each of the two collectors (of four) that added any, and the ninth, 30 from three collectors
@@ -69,7 +70,8 @@ LATER = (
 # thirty-fifth, 20, 23 and 25, the thirty-sixth, 33, 23 and 26, and the thirty-seventh, 18, 29 and 23 (a
 # thirty-eighth round of that session ended with its search budget, one row found, and was not kept), the
 # thirty-eighth (a later session's), 25, 28 and 35, the thirty-ninth, 31, 24 and 29, the fortieth, 21, 28 and 22,
-# the forty-first, 28, 26 and 20, and the forty-second, 12, 14 and 18, whose collectors had 40 look-ups each.
+# the forty-first, 28, 26 and 20, the forty-second, 12, 14 and 18, whose collectors had 40 look-ups each, and the
+# forty-third, 11, 12 and 12, with 30 each.
 ROWS = dict.fromkeys(LATER, 100) | {
     "seventh": 57,
     "eighth": 60,
@@ -107,6 +109,7 @@ ROWS = dict.fromkeys(LATER, 100) | {
     "fortieth": 71,
     "fortyfirst": 74,
     "fortysecond": 44,
+    "fortythird": 35,
 }
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
