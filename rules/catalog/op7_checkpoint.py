@@ -21,7 +21,7 @@ from rules import vllm_defaults
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 
 # A checkpoint tensor's name as a KeyError prints it: dotted, ending in a name; or as vLLM's collective_rpc relays a
 # worker's KeyError by its text alone (`Exception: Call to collective_rpc method failed: 'visual.patch_embed.proj.
@@ -159,17 +159,14 @@ SKIPPED_TENSOR = "Parameter {name} not found in params_dict, skip loading"
 def _skipped_tensor(facts: Facts) -> Finding | None:
     """The first tensor a loader skipped with a warning: the start goes on, the layer runs without the tensor."""
     for event in facts.events_of(LogEventKind.VLLM_MESSAGE):
-        name = (event.catalog.captured.get("name") or "") if event.catalog else ""
-        if not event.catalog or event.catalog.template != SKIPPED_TENSOR or not name:
+        ref = event.catalog
+        name = ref.captured.get("name") if ref is not None and ref.template == SKIPPED_TENSOR else None
+        if not name:
             continue
         suffix = name.rsplit(".", 1)[-1]
         quantized = format_of_suffix(suffix)
         if quantized is None and name.startswith(_VISION_TOWER):
             return _vision_skipped(event, name)
-        evidence = c.log_evidence(event, name="checkpoint_tensor", value=name)
-        evidence.description = "the tensor the model's loader skipped" + (
-            f": its suffix {suffix} is {quantized}" if quantized else ""
-        )
         return RULE_UNLOADABLE_TENSOR.finding(
             Severity.HIGH if quantized else Severity.MEDIUM,
             f"vLLM skipped the checkpoint's {name}, {_tensor_kind(quantized, 'a tensor')} its code for the model "
@@ -183,10 +180,9 @@ def _skipped_tensor(facts: Facts) -> Finding | None:
                 if quantized
                 else "The checkpoint's layer names are not the ones this release expects for the model."
             ),
-            evidence=[evidence],
+            evidence=[_tensor_evidence(event, name, "the tensor the model's loader skipped", suffix, quantized)],
             actions=[
-                "Upgrade vLLM, or serve a checkpoint of the model in a layout this release loads (the model's "
-                "official quantization, or one made with the quantization tool vLLM documents for it).",
+                f"Upgrade vLLM, or {_OTHER_LAYOUT}",
                 "Count the warnings: a few skipped names of one kind point at one layer type the release does not "
                 "map; nearly every tensor skipped means the checkpoint was saved under another model class's names.",
             ],
@@ -220,8 +216,24 @@ def _vision_skipped(event: LogEvent, name: str) -> Finding:
     )
 
 
+# The remedy every reading of an unloadable tensor ends with, whatever the release can or cannot do.
+_OTHER_LAYOUT = (
+    "serve a checkpoint of the model in a layout this release loads (the model's official quantization, or one made "
+    "with the quantization tool vLLM documents for it)."
+)
+
+
+_NO_PARAMETER = "the tensor name the weight loader found no parameter for"
+
+
+def _tensor_evidence(event: LogEvent, name: str, what: str, suffix: str, quantized: str | None) -> Evidence:
+    """The tensor's name as evidence, described as `what` and, for a quantization format's suffix, by that format."""
+    evidence = c.log_evidence(event, name="checkpoint_tensor", value=name)
+    evidence.description = what + (f": its suffix {suffix} is {quantized}" if quantized else "")
+    return evidence
+
+
 def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
-    skipped = _skipped_tensor(facts)
     for event in facts.events_of(LogEventKind.UNPLACED_ERROR):
         match = unloadable_tensor(event)
         if match is None:
@@ -239,10 +251,7 @@ def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
         model = _MODEL_FILE.search((event.code_file or "").replace("\\", "/"))
         code = f"vLLM's {model['model']} code" if model else "this vLLM's code for the model"
         kind = _tensor_kind(quantized, "a tensor")
-        evidence = c.log_evidence(event, name="checkpoint_tensor", value=name)
-        evidence.description = "the tensor name the weight loader found no parameter for" + (
-            f": its suffix {suffix} is {quantized}" if quantized else ""
-        )
+        evidence = _tensor_evidence(event, name, _NO_PARAMETER, suffix, quantized)
         return [
             RULE_UNLOADABLE_TENSOR.finding(
                 Severity.CRITICAL,
@@ -261,12 +270,12 @@ def _check_unloadable_tensor(facts: Facts) -> list[Finding]:
                 actions=[
                     "Upgrade vLLM: model loaders gain checkpoint layouts release by release (vllm#25029's quantized "
                     "Qwen3-MoE router gate loads from the release with PR #28663).",
-                    "Or serve a checkpoint of the model in a layout this release loads (the model's official "
-                    "quantization, or one made with the quantization tool vLLM documents for it).",
+                    f"Or {_OTHER_LAYOUT}",
                 ],
                 confidence=0.8,
             )
         ]
+    skipped = _skipped_tensor(facts)  # the warning some loaders give instead: read only when no KeyError was
     return [skipped] if skipped is not None else []
 
 
@@ -347,11 +356,7 @@ def _built_unquantized(facts: Facts, name: str, suffix: str) -> bool:
 def _undetected_quantization(facts: Facts, event: LogEvent, name: str, suffix: str) -> Finding:
     """vLLM creates a quantization's parameters (qweight, qzeros, scales; msModelSlim's deq_scale …) only for a
     quantization it knows of: none was detected."""
-    evidence = c.log_evidence(event, name="checkpoint_tensor", value=name)
-    evidence.description = (
-        f"the tensor name the weight loader found no parameter for: its suffix {suffix} is "
-        + (FORMAT_OF_SUFFIX[suffix])
-    )
+    evidence = _tensor_evidence(event, name, _NO_PARAMETER, suffix, FORMAT_OF_SUFFIX[suffix])
     if QUANTIZED_ONLY[suffix] == "ascend":
         return _undetected_ascend(name, evidence)
     model = (facts.config.model if facts.config else None) or ""
@@ -399,10 +404,7 @@ def _bitsandbytes_default_loader(facts: Facts, event: LogEvent, name: str, suffi
     only vLLM's bitsandbytes loader knows them, and which launch selects it depends on the release
     (vllm_defaults.BNB_*)."""
     release = c.vllm_release(facts)
-    evidence = c.log_evidence(event, name="checkpoint_tensor", value=name)
-    evidence.description = f"the tensor name the weight loader found no parameter for: its suffix {suffix} is " + (
-        format_of_suffix(suffix) or "bitsandbytes'"
-    )
+    evidence = _tensor_evidence(event, name, _NO_PARAMETER, suffix, format_of_suffix(suffix) or "bitsandbytes'")
     by_config = release is not None and release >= vllm_defaults.BNB_CHECKPOINT_SETS_LOADER_FROM
     changes = [
         ConfigChange(
