@@ -167,11 +167,11 @@ class MessageCatalog:
             return []
         scores: dict[int, float] = {}
         shared: dict[int, int] = {}
-        for word in words:
+        for word in sorted(words):  # in one order: float sums in a set's order differ by run and flip ties
             for index in self._entries_with[word]:
                 scores[index] = scores.get(index, 0.0) + self._rarity[word] ** 2
                 shared[index] = shared.get(index, 0) + 1
-        norm = sum(self._rarity[w] ** 2 for w in words) ** 0.5
+        norm = sum(self._rarity[w] ** 2 for w in sorted(words)) ** 0.5
         near = [(index, score) for index, score in scores.items() if shared[index] >= NEAREST_SHARED_WORDS]
         ranked = sorted(near, key=lambda pair: (-pair[1] / (norm * self._norms[pair[0]]), pair[0]))
         return [CatalogMatch(self.entries[i], {}, (0, 0), (), 0, True).ref() for i, _ in ranked[:count]]
@@ -282,7 +282,7 @@ class MessageCatalog:
     @cached_property
     def _norms(self) -> list[float]:
         rarity = self._rarity
-        return [max(1e-9, sum(rarity[w] ** 2 for w in words) ** 0.5) for words in self._words]
+        return [max(1e-9, sum(rarity[w] ** 2 for w in sorted(words)) ** 0.5) for words in self._words]
 
     def _match_entry(self, index: int, text: str, folded: bool = False) -> CatalogMatch | None:
         """The entry in `text`: its whole pattern, the same without its final full stop, or a leading sentence.
