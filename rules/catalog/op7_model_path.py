@@ -94,16 +94,7 @@ def _reading(reason: str, model: str, local: bool, missing: str) -> tuple[str, l
         config = missing == "config.json"
         return title, ([_ROOT, _NOT_HF] if config else [_not_complete(missing), _ROOT]) if local else [_NOT_HF]
     if reason == "no_code":
-        hub = model != "the model" and not local
-        return (
-            f"{model} lacks {missing}, the model's own code its config.json names (auto_map): "
-            + (
-                "the Hub repository does not hold it, or not at this revision"
-                if hub
-                else "most often a converted or quantized copy of the model without the original repository's .py files"
-            ),
-            [_NO_CODE_HUB.format(missing=missing, model=model)] if hub else [_NO_CODE.format(missing=missing)],
-        )
+        return _no_code_reading(model, local, missing)
     if reason == "no_tokenizer":
         title = (
             f"transformers could not load a tokenizer from {model}: it holds no tokenizer files it can read, or a "
@@ -133,6 +124,21 @@ def _reading(reason: str, model: str, local: bool, missing: str) -> tuple[str, l
         return title, [_WHERE.format(model=model), _ROOT, _NOT_HF]
     title = f"vLLM found no model {model}: no local directory of that name, and no Hub repository it could read"
     return title, [_HUB_ID.format(model=model), _WHERE.format(model=model)]
+
+
+def _no_code_reading(model: str, local: bool, missing: str) -> tuple[str, list[str]]:
+    """transformers found no remote-code file config.json's auto_map names: a copy without the original's .py files,
+    or a Hub repository (at this revision) without it."""
+    hub = model != "the model" and not local
+    return (
+        f"{model} lacks {missing}, the model's own code its config.json names (auto_map): "
+        + (
+            "the Hub repository does not hold it, or not at this revision"
+            if hub
+            else "most often a converted or quantized copy of the model without the original repository's .py files"
+        ),
+        [_NO_CODE_HUB.format(missing=missing, model=model)] if hub else [_NO_CODE.format(missing=missing)],
+    )
 
 
 _TOKENIZER_SUMMARY = (
