@@ -248,59 +248,61 @@ def _invalid_choice(event: LogEvent, flag: str) -> Finding:
 def _config_choice(event: LogEvent, flag: str) -> Finding:
     """A config field's value outside its Literal, refused by pydantic: the least listed value above a number (a
     limit the value must reach, such as an adapter's rank), else the nearest spelling."""
-    value, choices = (
-        event.argument_value or "",
-        [choice.strip() for choice in (event.accepted_instead or "").split(",")],
-    )
-    numbers = sorted(int(choice) for choice in choices if choice.isdigit())
-    above = next((n for n in numbers if value.isdigit() and n >= int(value)), None)
-    close = difflib.get_close_matches(value, choices, n=1, cutoff=0.5) if above is None else []
-    instead = str(above) if above is not None else close[0] if close else None
-    first_flag = flag.split(" or ")[0]
+    value = event.argument_value or ""
+    choices = [choice.strip() for choice in (event.accepted_instead or "").split(",")]
+    instead, is_limit = _listed_instead(value, choices)
     changes = (
-        [
-            ConfigChange(
-                flag=first_flag,
-                current=value,
-                proposed=instead,
-                reason="the least value vLLM lists that is at least the one given"
-                if above is not None
-                else "the listed value nearest the one given",
-            )
-        ]
+        [ConfigChange(flag=flag, current=value, proposed=instead, reason=_LISTED_REASON[is_limit])]
         if instead is not None and " or " not in flag
         else []
     )
     return RULE_VALUE.finding(
         Severity.CRITICAL,
         f"vLLM's configuration refused {flag} {value if value.isdigit() else repr(value)}: it takes only the values "
-        "it lists"
-        + (
-            f" ({instead} is the least above it)"
-            if above is not None
-            else f" (did you mean {instead!r}?)"
-            if instead
-            else ""
-        ),
+        "it lists" + _listed_title(instead, is_limit),
         summary=f"The field behind {flag} is typed with a fixed list of values ({', '.join(choices)}); pydantic "
         "refuses any other when vLLM builds its configuration, from the command line, the LLM class or code that "
         "builds vLLM's configs itself.",
         evidence=[c.log_evidence(event, name="value refused", value=value)],
         changes=changes,
         actions=[
-            f"Give {flag} one of: {', '.join(choices)}"
-            + (
-                f"; for a limit such as an adapter's rank, the least listed value at or above it ({instead}) fits."
-                if above is not None
-                else f"; {instead} is the nearest to {value!r}."
-                if instead
-                else "."
-            ),
+            f"Give {flag} one of: {', '.join(choices)}" + _listed_action(value, instead, is_limit),
             "Where a framework sets it from something else (an adapter's rank, a model's config), round up to a "
             "listed value there (vllm-project/vllm-omni PR #1397: a rank-48 adapter needs --max-lora-rank 64).",
         ],
         confidence=0.85,
     )
+
+
+_LISTED_REASON = {
+    True: "the least value vLLM lists that is at least the one given",
+    False: "the listed value nearest the one given",
+}
+
+
+def _listed_instead(value: str, choices: list[str]) -> tuple[str | None, bool]:
+    """The listed value to propose, and whether it is a limit: for a number, the least listed number at or above it
+    (a rank of 48 needs 64, not the nearer 32); otherwise the nearest spelling, if any is near."""
+    numbers = sorted(int(choice) for choice in choices if choice.isdigit())
+    above = next((n for n in numbers if value.isdigit() and n >= int(value)), None)
+    if above is not None:
+        return str(above), True
+    close = difflib.get_close_matches(value, choices, n=1, cutoff=0.5)
+    return (close[0] if close else None), False
+
+
+def _listed_title(instead: str | None, is_limit: bool) -> str:
+    if instead is None:
+        return ""
+    return f" ({instead} is the least above it)" if is_limit else f" (did you mean {instead!r}?)"
+
+
+def _listed_action(value: str, instead: str | None, is_limit: bool) -> str:
+    if instead is None:
+        return "."
+    if is_limit:
+        return f"; for a limit such as an adapter's rank, the least listed value at or above it ({instead}) fits."
+    return f"; {instead} is the nearest to {value!r}."
 
 
 def _invalid_value(event: LogEvent, flag: str) -> Finding:
