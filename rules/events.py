@@ -674,6 +674,9 @@ class LogEventKind(str, Enum):
     # PyTorch's extension builder finding a toolkit but no CUDA runtime in the building process: "No CUDA runtime is
     # found, using CUDA_HOME='/usr/local/cuda-11.8'"; message: the toolkit's path (Linux; Windows' is WINDOWS_HOST)
     BUILD_NO_CUDA_RUNTIME = "build_no_cuda_runtime"
+    # A wheel built or installed under the name UNKNOWN (`creating 'dist/UNKNOWN-0.8.6-cp310-cp310-linux_x86_64.whl'`,
+    # `Successfully installed UNKNOWN-0.0.0`): setuptools wrote no project name; message: the file or the words
+    WHEEL_NAMED_UNKNOWN = "wheel_named_unknown"
     # xFormers' compiled kernels not loading: "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was
     # built for:" and, on the next line, "PyTorch 2.6.0+cu124 with CUDA 1204 (you have 2.5.1+cu121)"; message: the
     # PyTorch it was built for, version: the installed one, when the text holds them
@@ -892,6 +895,37 @@ VLLM_CONSTRUCTED_CLASSES = frozenset(
         "ServingClassification",
         "ServingPooling",
     }
+)
+# vLLM's configuration classes that code built on vLLM reads fields of (`llm.llm_engine.vllm_config.lora_config`,
+# `engine_args.task`): most of their fields are engine arguments of the same name, whose releases the catalog holds,
+# so an AttributeError naming one of them says which releases had the field (vllm/config/*.py in 0.32, and V0's
+# config.py classes before it).
+VLLM_CONFIG_CLASSES = frozenset(
+    {
+        "EngineArgs",
+        "AsyncEngineArgs",
+        "VllmConfig",
+        "ModelConfig",
+        "CacheConfig",
+        "ParallelConfig",
+        "SchedulerConfig",
+        "DeviceConfig",
+        "LoadConfig",
+        "LoRAConfig",
+        "SpeculativeConfig",
+        "DecodingConfig",
+        "StructuredOutputsConfig",
+        "ObservabilityConfig",
+        "KVTransferConfig",
+        "CompilationConfig",
+        "MultiModalConfig",
+        "PoolerConfig",
+        "PromptAdapterConfig",
+    }
+)
+# Python's words for a missing attribute of one of them: the class and the field
+CONFIG_ATTRIBUTE = re.compile(
+    rf"'(?P<owner>{'|'.join(sorted(VLLM_CONFIG_CLASSES))})' object has no attribute '(?P<name>\w+)'"
 )
 # A warning's words that say something failed (UCX logs `Unexpected UCX error: Request canceled` at W; vLLM's
 # `Failed to close mmap_obj`): the collector keeps such a warning no wording knows (VC-4), and VC-5 names such a
@@ -1344,6 +1378,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.MAMBA_PAGE_TOO_SMALL: ("message",),
     LogEventKind.HELM_CHART_NOT_FOUND: ("message", "component"),
     LogEventKind.BUILD_NO_CUDA_RUNTIME: ("message",),
+    LogEventKind.WHEEL_NAMED_UNKNOWN: ("message",),
     LogEventKind.XFORMERS_BUILD_MISMATCH: ("message", "version"),
     LogEventKind.ONECCL_WORKER_START: ("message",),
     LogEventKind.HOST_OOM_KILLED: (

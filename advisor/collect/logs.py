@@ -715,6 +715,8 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
         exception = (piece.error_type or HTTP_ERROR_EXCEPTION, text)
     if exception is None and state.level in ("ERROR", "CRITICAL", None) and not state.frames:
         exception = _python_own_error(text, bare=state.level is None)  # `logger.exception(e)` prints no class
+    if exception is None and not state.frames and (wrapped_import := _IMPORT_FAILED_WITH.search(text)):
+        exception = ("ModuleNotFoundError", wrapped_import["words"])  # a lazy importer's own line around Python's words
     if exception is None and not state.frames and (failed := _FAILED_ASSERT.match(text)):
         exception = ("AssertionError", failed["words"])
     if exception is None and not state.frames and _PYTHON_CALL_REFUSAL.match(text):
@@ -746,6 +748,10 @@ def _inner_of_wrapped(exception: tuple[str, str] | None) -> tuple[str, str] | No
 
 # Python's words for a call whose arguments do not fit the function, which only a TypeError carries (vllm#3694's
 # title: `NeuronExecutor.__init__() takes 7 positional arguments but 8 were given`).
+# A line that reports a failed import in its own words and ends with Python's (`Encountered exception while importing
+# decord: No module named 'decord'`, vllm PR #22514: the Ernie4.5-VL image without decord): the words are the
+# ModuleNotFoundError's, so the package is known and the extras table can say what installs it.
+_IMPORT_FAILED_WITH = re.compile(r"\bimport(?:ing)? [\w.]+: (?P<words>No module named '[\w.]+')\s*$")
 _PYTHON_CALL_REFUSAL = re.compile(
     r"^[A-Za-z_][\w.]*\(\) (?:takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given"
     r"|got an unexpected keyword argument '\w+(?:-\w+)*'|missing \d+ required (?:positional|keyword-only) "

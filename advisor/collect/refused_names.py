@@ -16,6 +16,7 @@ from advisor.catalog.vllm_messages import message_catalog
 from advisor.collect.pasted_text import Frame
 from rules.catalog.common import installed_package
 from rules.events import (
+    CONFIG_ATTRIBUTE,
     ENGINE_ARG_CLASSES,
     MISSING_MODULE,
     SAMPLING_PARAMS_INIT,
@@ -64,6 +65,8 @@ def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentRelea
     """The releases that take a keyword argument vLLM's own function refused (an engine argument a caller passed):
     from the catalog's table of EngineArgs' fields per release (0.4 to 0.34), else whether vLLM 0.32's command line
     has the flag."""
+    if cls == "AttributeError":
+        return _config_field_releases(said)
     keyword = UNEXPECTED_KEYWORD.search(said) if cls == "TypeError" else None
     if keyword is None:
         return _struct_keyword_releases(cls, said, frames)
@@ -78,6 +81,22 @@ def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentRelea
         return ArgumentReleases()  # another function than vLLM's refused it
     taken = is_flag("--" + keyword["keyword"].replace("_", "-"))
     return ArgumentReleases(known_in_release=interface_release() if taken else None)
+
+
+def _config_field_releases(said: str) -> ArgumentReleases:
+    """The releases whose engine arguments had a field of vLLM's configuration that code read and the installed vLLM
+    lacks (`'LoRAConfig' object has no attribute 'lora_extra_vocab_size'`, verl-project/verl#4380: EngineArgs had it
+    in 0.4 to 0.11). Only a field some releases had and others not says anything: one no release's EngineArgs had is
+    a config's own attribute, and its history is not in the table."""
+    found = CONFIG_ATTRIBUTE.search(said)
+    read = message_catalog().engine_args_minors
+    if found is None or not read:
+        return ArgumentReleases()
+    owner = "AsyncEngineArgs" if found["owner"] == "AsyncEngineArgs" else "EngineArgs"
+    releases = _engine_argument_releases(owner, found["name"], read)
+    if releases.absent_from is not None or releases.known_in_release == read[0]:
+        return ArgumentReleases()  # no release had it, or every one did: the table cannot date it
+    return releases
 
 
 def _engine_keyword_releases(engine_class: str, keyword: str, read: list[str]) -> ArgumentReleases:

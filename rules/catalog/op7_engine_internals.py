@@ -8,6 +8,12 @@ AsyncLLM replaced AsyncLLMEngine without its inner `.engine`. V0 stayed behind `
 (the message catalog's V0 LLMEngine lines end with 0.10), which is the workaround FastChat#3704's reporter confirmed.
 Python's `AttributeError: 'LLMEngine' object has no attribute 'model_executor'` names neither vLLM's release nor
 the framework's, so without this the line reads as a bug of vLLM's.
+
+The same holds for vLLM's configuration classes (`'LoRAConfig' object has no attribute 'lora_extra_vocab_size'` from
+verl's LoRA loader, verl-project/verl#4380): their fields are mostly engine arguments of the same name, and the
+message catalog's table of EngineArgs' fields per release dates the one read (lora_extra_vocab_size: 0.4 to 0.11,
+deprecated in vllm/config/lora.py of 0.10.2 and 0.11 "and will be removed in v0.12.0"). A field no release's
+EngineArgs had is the config's own, and is left to VC-2.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import re
 
 from rules import vllm_defaults
 from rules.catalog import common as c
-from rules.events import VLLM_CONSTRUCTED_CLASSES, LogEvent, LogEventKind
+from rules.events import CONFIG_ATTRIBUTE, VLLM_CONSTRUCTED_CLASSES, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -44,7 +50,41 @@ def _check_engine_internals(facts: Facts) -> list[Finding]:
         found = _ENGINE_ATTRIBUTE.search(event.message or "")
         if found is not None:
             return [_finding(facts, event, found["owner"], found["name"])]
+        field = CONFIG_ATTRIBUTE.search(event.message or "")
+        if field is not None and (event.known_releases or event.known_in_release):
+            return [_config_field_finding(facts, event, field["owner"], field["name"])]
     return []
+
+
+def _config_field_finding(facts: Facts, event: LogEvent, owner: str, name: str) -> Finding:
+    """A field of vLLM's configuration that code read and the installed vLLM lacks, dated by the releases whose
+    engine arguments had it (the collector's lookup): removed since, or added after the installed release."""
+    removed = event.known_releases
+    first, _, last = (removed or "").partition("–")
+    running = c.vllm_release(facts)
+    when = (
+        f"a field of vLLM {removed} that later releases removed: the code was written for vLLM {last} or older"
+        if removed
+        else f"a field vLLM has from {event.known_in_release} on: the code was written for a newer vLLM than this one"
+    )
+    pin = f"vllm=={last}.*" if removed else f"vllm>={event.known_in_release}"
+    return RULE_ENGINE_INTERNALS.finding(
+        Severity.CRITICAL if event.phase != "serving" else Severity.HIGH,
+        f"code built on vLLM reads {owner}.{name}, {when}",
+        summary=f"Python's AttributeError on one of vLLM's configuration classes. {name} is an engine argument of "
+        f"vLLM {removed or f'{event.known_in_release} on'} (the catalog's table of EngineArgs' fields per release)"
+        + (f", and this server runs {running[0]}.{running[1]}" if running else "")
+        + ". The framework that reads it (an RL trainer, a serving wrapper, a plugin) and the installed vLLM are "
+        "releases apart; the error is the caller's, not vLLM's, and no flag of the server changes it.",
+        evidence=[c.log_evidence(event, name="config_attribute", value=f"{owner}.{name}")],
+        actions=[
+            f"Install the vLLM release the calling framework pins (its requirements or extras list one; `{pin}` "
+            f"has {name}), or a release of the framework written for the installed vLLM (`vllm --version`).",
+            f"Code of your own: read {name} only where the installed release has it "
+            f"(`getattr(config, {name!r}, None)`), or follow what replaced it in that release's vllm/config.",
+        ],
+        confidence=0.8,
+    )
 
 
 def _finding(facts: Facts, event: LogEvent, owner: str, name: str) -> Finding:
@@ -116,14 +156,16 @@ def _front_end_finding(event: LogEvent, owner: str, name: str) -> Finding:
 
 RULE_ENGINE_INTERNALS = Rule(
     code="OP-7.69",
-    title="code built on vLLM reads V0 engine internals the installed engine lacks",
+    title="code built on vLLM reads engine internals or config fields the installed vLLM lacks",
     category=Category.CONFIGURATION,
     check=_check_engine_internals,
     needs=("events",),
     page=RulePage(
         checks="Python's `'LLMEngine' | 'AsyncLLMEngine' | 'AsyncLLM' | 'LLM' object has no attribute '<name>'` on an "
         "error line, and the same for vLLM's other classes that frameworks construct (its OpenAI and pooling front "
-        "ends such as ServingEmbedding, SamplingParams, LoRARequest).",
+        "ends such as ServingEmbedding, SamplingParams, LoRARequest); and `'<Config>' object has no attribute "
+        "'<field>'` for vLLM's configuration classes (ModelConfig, LoRAConfig, …) when the field is an engine "
+        "argument some releases had and others not.",
         why="Frameworks that drive vLLM in-process read V0's engine internals (model_executor.driver_worker, "
         "AsyncLLMEngine.engine); V1, the default from 0.8, keeps the engine core in another process.",
         example="`AttributeError: 'AsyncLLM' object has no attribute 'engine'` from FastChat's vllm_worker on vLLM "
@@ -131,12 +173,14 @@ RULE_ENGINE_INTERNALS = Rule(
         "from TRL's online DPO on vLLM 0.10.0 (huggingface/trl#3859).",
         fix="VLLM_USE_V1=0 on vLLM 0.8 to 0.10 (V0's engine); otherwise the vLLM release the framework pins, or a "
         "framework release written for V1; `LLM.collective_rpc` for code of one's own.",
-        limits="The attribute's owner must be one of vLLM's engine front ends by name; a class of the framework's "
-        "own with the same name reads the same. VLLM_USE_V1=0 is proposed when the server's release is unknown or "
-        "0.8 to 0.10.",
+        limits="The attribute's owner must be one of vLLM's engine front ends or configuration classes by name; a "
+        "class of the framework's own with the same name reads the same. A config field is dated by the engine "
+        "argument of its name, which a config class can hold in fewer releases. VLLM_USE_V1=0 is proposed when the "
+        "server's release is unknown or 0.8 to 0.10.",
         references=[
             "https://github.com/lm-sys/FastChat/issues/3704",
             "https://github.com/huggingface/trl/issues/3859",
+            "https://github.com/verl-project/verl/issues/4380",
             "https://docs.vllm.ai/en/latest/usage/v1_guide.html",
         ],
     ),

@@ -344,6 +344,25 @@ def _wheels_for_other_pythons(package: str, version: str | None, python: str, ta
     )
 
 
+def _no_wheel_for_this_python(package: str, tag: str) -> tuple[str, list[str]]:
+    """uv's `has no wheels with a matching Python ABI tag`: every version the requirement allows publishes wheels for
+    other Pythons only, and no source build was allowed or possible, which a Python newer than the package's releases
+    meets first (mlc-ai/xgrammar#193: vLLM's xgrammar>=0.1.6 had no Python 3.13 wheels, so vLLM could not be installed
+    on 3.13 until one was published)."""
+    this = f" ({tag})" if tag else ""
+    return (
+        f"the installer found no {package} wheel for this Python{this}: the versions allowed publish wheels for other "
+        "Pythons only",
+        [
+            f"`python -V` shows the Python uv resolved for; create the environment with one {package}'s wheels take "
+            "(its PyPI page lists each file's cp tag): `uv venv --python 3.12`. A Python newer than a package's "
+            "latest release waits for its next one.",
+            "Each vLLM release's Requires-Python (its PyPI page) says which Pythons vLLM itself supports; its "
+            "dependencies can lag behind a Python it lists.",
+        ],
+    )
+
+
 def _versions_for_other_pythons(listed: str) -> tuple[str, list[str]]:
     """pip's note of versions skipped for their Requires-Python: each names the Pythons it takes; the distinct
     ranges (the first three) are what a Python must meet for those releases, or a newer release must take."""
@@ -376,6 +395,7 @@ _OFFERED_READINGS: tuple[tuple[str, Callable[[LogEvent, str, str], tuple[str, li
         ),
     ),
     ("python:", lambda event, requirement, listed: _versions_for_other_pythons(listed)),
+    ("pyabi:", lambda event, requirement, tag: _no_wheel_for_this_python(event.component or requirement, tag)),
 )
 
 

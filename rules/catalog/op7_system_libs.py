@@ -12,7 +12,9 @@ OP-7.57: two libraries of the system that vLLM's own dependencies link. OpenCV's
 libGL and GLib's gthread, which a slim image lacks; vLLM requires the headless build (`opencv-python-headless`, vLLM
 0.32's metadata), which links neither, and OpenCV's packages are meant to be installed one at a time (opencv-python's
 README; opencv/opencv#25988), so the error means another package brought the GUI build beside vLLM's. vLLM's CPU
-build links libnuma (`ldd vllm/_C.abi3.so`, 0.32).
+build links libnuma (`ldd vllm/_C.abi3.so`, 0.32). On Intel GPUs PyTorch's XPU build and IPEX link oneAPI's SYCL
+runtime of the release they were built with (libsycl.so.7 for oneAPI 2024), which a newer oneAPI does not carry
+(vllm#11734: oneAPI 2025 ships libsycl.so.8).
 """
 
 from __future__ import annotations
@@ -140,10 +142,36 @@ _FFMPEG_ACTIONS = [
 ]
 
 
+# oneAPI's SYCL runtime by the major of its soname: oneAPI 2024 ships libsycl.so.7 and 2025 libsycl.so.8 (vllm#11734:
+# torch-xpu and IPEX pinned in requirements-xpu.txt were built against oneAPI 2024, and oneAPI 2025 does not carry .7)
+_SYCL = re.compile(r"^libsycl\.so\.(?P<major>\d+)$")
+_ONEAPI_OF_SYCL = {7: "2024", 8: "2025"}
+
+
+def _sycl_owner(major: int) -> tuple[str, str, list[str]]:
+    release = _ONEAPI_OF_SYCL.get(major)
+    shown = f"libsycl.so.{major} (oneAPI {release}'s SYCL runtime)" if release else f"libsycl.so.{major} (oneAPI's)"
+    return (
+        shown,
+        "PyTorch's XPU build or Intel Extension for PyTorch, built against that oneAPI release,",
+        [
+            "Give the process the oneAPI release the installed torch and IPEX were built with"
+            + (f" ({release}.x)" if release else "")
+            + ", and load it before starting: `source /opt/intel/oneapi/setvars.sh` (vllm#11734: oneAPI 2025 ships "
+            "libsycl.so.8, and the torch and IPEX vLLM pinned needed 2024's libsycl.so.7).",
+            "Or install torch and IPEX releases built for the oneAPI you have (the maintainers pointed to a newer "
+            "pair made for oneAPI 2025), or run vLLM's XPU container image, which ships a matching oneAPI.",
+        ],
+    )
+
+
 def _library_owner(library: str) -> tuple[str, str, list[str]] | None:
-    """The library as a title names it, who links it, and how to give it: the table's, or FFmpeg's by its soname."""
+    """The library as a title names it, who links it, and how to give it: the table's, or FFmpeg's or oneAPI's by
+    its soname."""
     if library in SYSTEM_LIBRARIES:
         return library, *SYSTEM_LIBRARIES[library]
+    if (sycl := _SYCL.match(library)) is not None:
+        return _sycl_owner(int(sycl["major"]))
     if library == "libtorchcodec":
         return "FFmpeg of a major torchcodec supports (4 to 8)", "torchcodec's compiled core", _FFMPEG_ACTIONS
     ffmpeg = _FFMPEG.match(library)
@@ -187,8 +215,9 @@ RULE_SYSTEM_LIBRARY = Rule(
     check=_check_system_library,
     needs=("events",),
     page=RulePage(
-        checks="The loader's `libGL.so.1`, `libgthread-2.0.so.0`, `libnuma.so.1` or one of FFmpeg's libraries "
-        "(`libavutil.so.58` …): cannot open shared object file`; torchcodec's `Could not load libtorchcodec`.",
+        checks="The loader's `libGL.so.1`, `libgthread-2.0.so.0`, `libnuma.so.1`, oneAPI's `libsycl.so.N` or one of "
+        "FFmpeg's libraries (`libavutil.so.58` …): cannot open shared object file`; torchcodec's `Could not load "
+        "libtorchcodec`.",
         why="vLLM requires OpenCV's headless build, which links no desktop library; libGL or gthread missing means "
         "the GUI build came in beside it. vLLM's CPU build links libnuma.",
         example="`ImportError: libGL.so.1: cannot open shared object file: No such file or directory` importing cv2 "
@@ -196,7 +225,11 @@ RULE_SYSTEM_LIBRARY = Rule(
         fix="One OpenCV package, the headless one (or libgl1 and libglib2.0-0 in the image); libnuma1 for the CPU "
         "build.",
         limits="Names the package by the library; the traceback's frames say which import reached it.",
-        references=["https://pypi.org/project/opencv-python/", "https://github.com/opencv/opencv/issues/25988"],
+        references=[
+            "https://pypi.org/project/opencv-python/",
+            "https://github.com/opencv/opencv/issues/25988",
+            "https://github.com/vllm-project/vllm/issues/11734",
+        ],
     ),
 )
 

@@ -305,10 +305,11 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # the loader, for a system library (not CUDA's) that a package's binary vLLM imports links: OpenCV's GUI
         # build (libGL, GLib's gthread), vLLM's CPU build (libnuma), Mooncake's Ascend transport (vllm-ascend#6949),
-        # FFmpeg's libraries under a package built against the system's FFmpeg (torchcodec: vllm#48395)
+        # FFmpeg's libraries under a package built against the system's FFmpeg (torchcodec: vllm#48395), oneAPI's SYCL
+        # runtime under PyTorch's XPU build and IPEX (vllm#11734)
         (": cannot open shared object file",),
         K.SYSTEM_LIBRARY_MISSING,
-        r"(?P<library>libGL\.so\.1|libgthread-2\.0\.so\.0|libnuma\.so\.1|ascend_transport\.so"
+        r"(?P<library>libGL\.so\.1|libgthread-2\.0\.so\.0|libnuma\.so\.1|ascend_transport\.so|libsycl\.so\.\d+"
         r"|lib(?:avutil|avcodec|avformat|avdevice|avfilter|swresample|swscale)\.so\.\d+): cannot open "
         r"shared object file",
         lambda m: {"message": m.group(0), "component": m["library"]},
@@ -546,6 +547,19 @@ PATTERNS: tuple[Pattern, ...] = (
             "versions_offered": f"platform:{m['tag']}",
         },
     ),
+    wording(  # uv's resolver: a requirement with no wheel for this interpreter's Python ABI (`and
+        # xgrammar{platform_machine == 'x86_64'}>=0.1.6 has no wheels with a matching Python ABI tag, we can
+        # conclude …`, mlc-ai/xgrammar#193: vLLM main on Python 3.13 before xgrammar published cp313 wheels)
+        ("has no wheels with a matching Python ABI tag",),
+        K.PIP_NO_DISTRIBUTION,
+        r"(?P<req>[A-Za-z0-9][\w.-]*)(?:\{[^}]*\})?(?P<pin>[=<>~!]=[^\s,]+)? has no wheels with a matching Python "
+        r"ABI tag(?: \(e\.g\., `(?P<tag>[^`]+)`\))?",
+        lambda m: {
+            "message": f"{m['req']}{m['pin'] or ''}",
+            "component": m["req"],
+            "versions_offered": f"pyabi:{m['tag'] or ''}",
+        },
+    ),
     wording(  # pip refusing a wheel file given to it whose tags this interpreter does not take (pip/_internal/
         # req/constructors.py: "%s is not a supported wheel on this platform."): another Python's, or another OS's
         # (vllm#1999: vLLM's manylinux wheel on Windows; a maintainer: Windows only through WSL)
@@ -566,6 +580,14 @@ PATTERNS: tuple[Pattern, ...] = (
         K.PIP_NO_DISTRIBUTION,
         r"Ignored the following versions that require a different python version: (?P<listed>.+?)\s*$",
         lambda m: {"message": m["listed"], "versions_offered": f"python:{m['listed']}"},
+    ),
+    wording(  # setuptools naming the wheel it builds, or pip the distribution it installed, UNKNOWN: no project name
+        # was read (vllm PR #19035: `creating 'dist/UNKNOWN-0.8.6-cp310-cp310-linux_x86_64.whl'` from a ROCm image)
+        ("UNKNOWN-", "built UNKNOWN", "installed UNKNOWN"),
+        K.WHEEL_NAMED_UNKNOWN,
+        r"(?P<file>\bUNKNOWN-[\w.+]+-[\w.]+-[\w.]+-[\w.]+\.whl)"
+        r"|(?P<said>Successfully (?:built|installed) UNKNOWN\b\S*)",
+        lambda m: {"message": m["file"] or m["said"]},
     ),
     wording(  # torch/utils/cpp_extension.py: a toolkit found, torch.cuda.is_available() false where the build runs
         ("No CUDA runtime is found, using CUDA_HOME=",),

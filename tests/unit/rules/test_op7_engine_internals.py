@@ -67,3 +67,22 @@ def test_pythons_attribute_message_alone_on_its_line_is_read_as_the_attribute_er
     # intel/ipex-llm#13012, verbatim: the message as a JSON string, without its class
     top = top_finding("\"'OpenAIServingTokenization' object has no attribute 'show_available_models'\"")
     assert top.rule == "OP-7.69" and "OpenAIServingTokenization.show_available_models" in top.title
+
+
+def test_a_config_field_later_releases_removed_is_dated_by_the_engine_arguments_table():
+    # verl-project/verl#4380, verbatim: verl's LoRA loader on a vLLM without lora_extra_vocab_size (EngineArgs had it
+    # in 0.4 to 0.11; vllm/config/lora.py of 0.10.2 and 0.11 warns it "will be removed in v0.12.0")
+    top = top_finding(
+        "AttributeError: 'LoRAConfig' object has no attribute 'lora_extra_vocab_size'. Did you mean: '_return_value'?"
+    )
+    assert top.rule == "OP-7.69" and "LoRAConfig.lora_extra_vocab_size, a field of vLLM 0.4–0.11" in top.title
+    assert "`vllm==0.11.*`" in top.actions[0]
+
+
+def test_a_config_field_added_later_says_the_code_is_newer_and_an_unknown_field_is_not_dated():
+    added = top_finding("AttributeError: 'ModelConfig' object has no attribute 'runner'")
+    assert added.rule == "OP-7.69" and "from 0.10.1.1 on" in added.title
+    assert (
+        getattr(top_finding("AttributeError: 'ModelConfig' object has no attribute 'no_such_field'"), "rule", None)
+        != "OP-7.69"
+    )

@@ -6,6 +6,7 @@ from advisor.collect.logs import parse_lines
 from rules.catalog import op7_extras
 from rules.evaluate import evaluate
 from rules.facts import Facts
+from tests.unit.rules.factories import top_finding
 
 # QwenLM/Qwen3-VL#806, as pasted (the reporter's date prefix; their Markdown bold around the error line)
 VIDEO_REQUEST = [
@@ -50,3 +51,9 @@ def test_transformers_check_of_remote_code_imports_names_the_packages_and_flash_
     two = line.replace("flash_attn. Run `pip install flash_attn`", "einops, timm. Run `pip install einops timm`")
     [finding] = op7_extras.RULE_REMOTE_CODE_IMPORTS.evaluate(Facts(events=parse_lines([two]).events))
     assert "`pip install einops timm`" in finding.actions[0] and len(finding.actions) == 2
+
+
+def test_an_importers_own_line_ending_in_pythons_words_names_the_package_too():
+    # vllm PR #22514, verbatim: Ernie4.5-VL in vLLM's docker image, which does not ship decord
+    top = top_finding("(APIServer pid=1) Encountered exception while importing decord: No module named 'decord'")
+    assert top.rule == "OP-7.29" and top.title.startswith("decord is not installed")

@@ -220,6 +220,18 @@ def test_uvs_platform_tag_for_an_intel_python_on_a_mac():
     assert linux.title.endswith("wheel for this interpreter's platform (manylinux_2_28_aarch64)")
 
 
+def test_no_wheel_for_this_pythons_abi_asks_for_a_python_the_package_publishes_for():
+    """mlc-ai/xgrammar#193's line, verbatim but for uv's indentation: vLLM main on Python 3.13, before xgrammar
+    published cp313 wheels (the report's own diagnosis)."""
+    line = (
+        "and xgrammar{platform_machine == 'x86_64'}>=0.1.6 has no wheels with a matching Python ABI tag, we can "
+        "conclude that xgrammar{platform_machine == 'x86_64'}>=0.1.6 cannot be used."
+    )
+    [finding] = _not_found(line)
+    assert finding.title.startswith("the installer found no xgrammar wheel for this Python")
+    assert "uv venv --python" in finding.actions[0]
+
+
 def test_a_rocm_header_including_one_its_release_lacks_needs_a_newer_rocm():
     """vLLM PR #1313's line, verbatim but for the quote marker and indentation (ROCm 5.6, whose bfloat16 header
     includes one that ships from ROCm 5.7)."""

@@ -77,3 +77,11 @@ def test_an_ffmpeg_library_names_its_release_and_any_ffmpeg_torchcodec_takes():
     # a library of FFmpeg without libavutil's table still reads as FFmpeg's
     codec = top_finding("OSError: libavcodec.so.61: cannot open shared object file: No such file or directory")
     assert codec.rule == "OP-7.57" and "libavcodec.so.61 (FFmpeg's)" in codec.title
+
+
+def test_oneapis_sycl_runtime_names_the_oneapi_release_the_xpu_build_was_made_with():
+    # vllm#11734, verbatim: vLLM's XPU backend built with oneAPI 2025 (libsycl.so.8) under a torch and IPEX made for
+    # oneAPI 2024; the maintainers named that mismatch
+    top = top_finding("ImportError: libsycl.so.7: cannot open shared object file: No such file or directory")
+    assert top.rule == "OP-7.57" and top.title.startswith("the system has no libsycl.so.7 (oneAPI 2024's SYCL runtime)")
+    assert "setvars.sh" in top.actions[0] and "(2024.x)" in top.actions[0]

@@ -53,6 +53,8 @@ LATER = (
     "fortyfirst",
     "fortysecond",
     "fortythird",
+    "fortyfourth",
+    "fortyfifth",
 )
 # Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time,
 # the eighth, 30 from each of the two collectors (of four) that added any, and the ninth, 30 from three collectors
@@ -71,7 +73,8 @@ LATER = (
 # thirty-eighth round of that session ended with its search budget, one row found, and was not kept), the
 # thirty-eighth (a later session's), 25, 28 and 35, the thirty-ninth, 31, 24 and 29, the fortieth, 21, 28 and 22,
 # the forty-first, 28, 26 and 20, the forty-second, 12, 14 and 18, whose collectors had 40 look-ups each, and the
-# forty-third, 11, 12 and 12, with 30 each.
+# forty-third, 11, 12 and 12, with 30 each, the forty-fourth (a later session's), 30, 32 and 9, and the forty-fifth,
+# 15, 34 and 21, with 80 each.
 ROWS = dict.fromkeys(LATER, 100) | {
     "seventh": 57,
     "eighth": 60,
@@ -110,6 +113,8 @@ ROWS = dict.fromkeys(LATER, 100) | {
     "fortyfirst": 74,
     "fortysecond": 44,
     "fortythird": 35,
+    "fortyfourth": 71,
+    "fortyfifth": 70,
 }
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
