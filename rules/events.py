@@ -677,6 +677,10 @@ class LogEventKind(str, Enum):
     # A wheel built or installed under the name UNKNOWN (`creating 'dist/UNKNOWN-0.8.6-cp310-cp310-linux_x86_64.whl'`,
     # `Successfully installed UNKNOWN-0.0.0`): setuptools wrote no project name; message: the file or the words
     WHEEL_NAMED_UNKNOWN = "wheel_named_unknown"
+    # FlashInfer's attention kernels refusing the model's head dimension (`Invalid head_dim: 512, must be divisible by
+    # 16 and in range [16, 256]`; its TensorRT-LLM kernels' `Expect (32 <= headDim <= 2048) && …`); message: the
+    # words, with the head dimension where they give it
+    ATTENTION_HEAD_DIM_REFUSED = "attention_head_dim_refused"
     # xFormers' compiled kernels not loading: "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was
     # built for:" and, on the next line, "PyTorch 2.6.0+cu124 with CUDA 1204 (you have 2.5.1+cu121)"; message: the
     # PyTorch it was built for, version: the installed one, when the text holds them
@@ -1379,6 +1383,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.HELM_CHART_NOT_FOUND: ("message", "component"),
     LogEventKind.BUILD_NO_CUDA_RUNTIME: ("message",),
     LogEventKind.WHEEL_NAMED_UNKNOWN: ("message",),
+    LogEventKind.ATTENTION_HEAD_DIM_REFUSED: ("message",),
     LogEventKind.XFORMERS_BUILD_MISMATCH: ("message", "version"),
     LogEventKind.ONECCL_WORKER_START: ("message",),
     LogEventKind.HOST_OOM_KILLED: (

@@ -718,7 +718,7 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
     if exception is None and not state.frames and (wrapped_import := _IMPORT_FAILED_WITH.search(text)):
         exception = ("ModuleNotFoundError", wrapped_import["words"])  # a lazy importer's own line around Python's words
     if exception is None and not state.frames and (failed := _FAILED_ASSERT.match(text)):
-        exception = ("AssertionError", failed["words"])
+        exception = ("AssertionError", failed["words"] or failed["condition"])
     if exception is None and not state.frames and _PYTHON_CALL_REFUSAL.match(text):
         exception = ("TypeError", text)  # Python's refusal of a call's arguments, pasted without its class
     if (
@@ -782,6 +782,9 @@ _PYDANTIC_CLASSES = {"value_error": "ValueError", "assertion_error": "AssertionE
 # and Python raises AssertionError with the message it gives.
 _FAILED_ASSERT = re.compile(
     r"""^assert [\w.]+(?: (?:[=!<>]=|[<>]|is(?: not)?|(?:not )?in) [\w.]+)?, (?P<q>["'])(?P<words>[^"']+)(?P=q)$"""
+    # without a message Python raises a bare AssertionError; the comparison is then all the paste says, so it is
+    # kept as the words (`assert num_cache_lines >= batch`, vllm#34094's title), and only a comparison is read
+    r"""|^(?P<condition>assert [\w.]+ (?:[=!<>]=|[<>]|is(?: not)?|(?:not )?in) [\w.]+)$"""
 )
 
 

@@ -1488,11 +1488,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"</?think>",
         lambda m: {"message": _think_tags(m.string)},
     ),
-    wording(  # transformers' refusal, retyped in any case from an issue title
-        ("trust_remote_code", "requires you to execute the configuration file"),
+    wording(  # transformers' refusal, retyped in any case from an issue title; its newer words (`The repository for X
+        # contains custom code which must be executed to correctly load the model`), cut anywhere after "must be"
+        # (vllm-project/tpu-inference PR #2927: a benchmark client's tokenizer without trust_remote_code)
+        ("trust_remote_code", "requires you to execute the configuration file", "contains custom code which must be"),
         K.REMOTE_CODE_REFUSED,
         r"(?i)requires you to execute the (?:configuration|modeling) file.*|set the option "
-        r"['\"`]?trust_remote_code=true.*",
+        r"['\"`]?trust_remote_code=true.*|The repository (?:for )?\S+ contains custom code which must be.*",
         lambda m: {"message": m.group(0)},
     ),
     wording(  # NCCL's own warning (init.cc) when a communicator is used in CUDA graph capture it cannot support: NCCL

@@ -358,6 +358,15 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<kernel>[\w-]+(?: [\w-]+){0,3}) kernel does not support current device (?P<sm>sm_\d+)",
         lambda m: {"message": m["compiled"] or m["kernel"], "version": m["sm"] or f"sm_{m['cap']}"},
     ),
+    wording(  # FlashInfer's attention kernels refusing the model's head dimension: its FA2 path's check (`Invalid
+        # head_dim: 512, must be divisible by 16 and in range [16, 256]`, flashinfer-ai/flashinfer#4546: Gemma 4's
+        # global layers on an RTX 5090) and its TensorRT-LLM kernels' (`Expect (32 <= headDim <= 2048) && …`,
+        # vllm#25811)
+        ("Invalid head_dim:", "<= headDim <="),
+        K.ATTENTION_HEAD_DIM_REFUSED,
+        r"Invalid head_dim: \d+, must be [^`\n]*?\[\d+, \d+\]|Expect \(\d+ <= headDim <= \d+\)[^\n]*",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(  # the architecture guard of vLLM's CUTLASS kernels (csrc/cutlass_extensions/common.hpp: printf, then trap)
         ("This kernel only supports",),
         K.KERNEL_ARCH_GUARD,

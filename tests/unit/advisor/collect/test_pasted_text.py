@@ -304,6 +304,14 @@ def test_a_failed_asserts_source_line_pasted_alone_names_the_assertion_error_it_
     assert [e.message for e in parse_lines(framed).events] == ["AssertionError: not ready"]
 
 
+def test_a_failed_comparison_pasted_alone_without_a_message_keeps_the_comparison_as_its_words():
+    """vllm#34094's title is the bare assert (`assert num_cache_lines >= batch`): Python raises AssertionError with no
+    words, so the comparison is all there is to read. An assert of a name alone, without a message, is not read."""
+    [event] = parse_lines(["assert num_cache_lines >= batch"]).events
+    assert (event.kind, event.message) == (K.UNPLACED_ERROR, "AssertionError: assert num_cache_lines >= batch")
+    assert not parse_lines(["assert ready"]).events
+
+
 def test_pydantics_line_for_a_validators_error_is_that_error_in_vllms_configuration():
     """vLLM's config classes are pydantic dataclasses: a ValueError in their checks is printed as pydantic's `Value
     error, <words> [type=value_error, input_value=ArgsKwargs(…)]` (vllm#35967's line, verbatim), read as the

@@ -81,6 +81,13 @@ def test_remote_code_refused_in_any_letter_case_asks_for_trust_remote_code():
     assert top.rule == "OP-7.4" and _changes(top) == {"--trust-remote-code": ("true", "flag")}
 
 
+def test_transformers_newer_words_for_remote_code_cut_after_must_be_ask_for_it_too():
+    # vllm-project/tpu-inference PR #2927, verbatim: a benchmark client's tokenizer without trust_remote_code (adding
+    # --trust-remote-code to the benchmark call made the job pass)
+    top = _top("ValueError: The repository moonshotai/Kimi-K2.6 contains custom code which must be")
+    assert top.rule == "OP-7.4" and _changes(top) == {"--trust-remote-code": ("true", "flag")}
+
+
 def test_a_kernel_fault_first_turns_off_the_attention_backend_the_environment_forced():
     fault = "RuntimeError: CUDA error: an illegal memory access was encountered"
     args = (

@@ -1,0 +1,92 @@
+"""OP-7.179: FlashInfer's attention kernels refused the model's head dimension (or its KV page).
+
+Why a rule of its own: FlashInfer compiles its attention kernels for a set of head dimensions, and its checks refuse
+any other when vLLM's FLASHINFER backend first runs them, at engine start (the memory profile or CUDA graph capture),
+in FlashInfer's words rather than vLLM's:
+- its FA2 path: `Invalid head_dim: 512, must be divisible by 16 and in range [16, 256]` (flashinfer-ai/flashinfer#4546:
+  Gemma 4's global-attention layers have head_dim 512; on an RTX 5090 its XQA kernel had no such variant until
+  FlashInfer PR #4570 added one for SM12x);
+- its TensorRT-LLM kernels (Blackwell's default decode path): `Expect (32 <= headDim <= 2048) && (numTokensPerPage <=
+  128), got …` (vllm#25811: Qwen3-Next-80B on B200; the reporter found every other attention backend ran it). That
+  check also refuses more than 128 tokens per KV page, which a hybrid model's attention block can exceed, since vLLM
+  raises it to match the Mamba state page.
+Another backend runs the same model: Triton's attention kernel takes any head size of at least 32 (vLLM 0.11's own
+words for TRITON_ATTN), FlashAttention up to 256.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+
+_FA2 = re.compile(r"Invalid head_dim: (?P<dim>\d+), must be [^\[]*\[(?P<low>\d+), (?P<high>\d+)\]")
+
+
+def _head_dim_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
+    fa2 = _FA2.search(event.message or "")
+    refused = (
+        f"head dimension {fa2['dim']} (it takes {fa2['low']} to {fa2['high']})"
+        if fa2
+        else "head dimension or KV page size (it takes head dims of 32 to 2,048 and at most 128 tokens per page)"
+    )
+    return RULE_FLASHINFER_HEAD_DIM.finding(
+        Severity.CRITICAL,
+        f"FlashInfer's attention kernel refused this model's {refused}: choose another attention backend",
+        summary="vLLM's FLASHINFER attention backend runs FlashInfer's kernels, which exist for a set of head "
+        "dimensions and page sizes; this model's fall outside them, so the engine stops the first time the kernel "
+        "runs. "
+        + (
+            "Models with wide attention heads (Gemma 4's global layers: 512) meet it first."
+            if fa2
+            else "A hybrid model's attention block, which vLLM raises to match its Mamba state page, can exceed the "
+            "128 tokens per page FlashInfer's TensorRT-LLM kernels take."
+        ),
+        evidence=[c.log_evidence(event, name="FlashInfer's refusal", value=match.group(0))],
+        changes=[
+            ConfigChange(
+                flag="--attention-backend",
+                current="FLASHINFER" if fa2 else None,
+                proposed="TRITON_ATTN",
+                reason="Triton's attention kernel takes any head size of at least 32 and any block size (vllm#25811: "
+                "every backend but FlashInfer ran the model)",
+                cost="on some GPUs Triton's attention decodes slower than FlashInfer's; compare with a load test",
+            )
+        ],
+        actions=[
+            f"Older releases choose the backend with {c.ATTENTION_BACKEND_ENV}=TRITON_ATTN instead of the flag; "
+            "FLASH_ATTN also works where the head dimension is at most 256.",
+            "Or upgrade FlashInfer to a release with a kernel for it (flashinfer-ai/flashinfer PR #4570 added head_dim "
+            "512 on SM12x GPUs for Gemma 4), keeping the FLASHINFER backend.",
+        ],
+        confidence=0.8,
+    )
+
+
+RULE_FLASHINFER_HEAD_DIM = Rule(
+    code="OP-7.179",
+    title="FlashInfer's attention kernels refused the model's head dimension",
+    category=Category.STARTUP,
+    check=c.on_kind(LogEventKind.ATTENTION_HEAD_DIM_REFUSED, _head_dim_finding),
+    needs=("events",),
+    page=RulePage(
+        checks="FlashInfer's `Invalid head_dim: N, must be divisible by 16 and in range [16, 256]` and its "
+        "TensorRT-LLM kernels' `Expect (32 <= headDim <= 2048) && (numTokensPerPage <= 128)`.",
+        why="The engine stops at start with FlashInfer's words, which name neither vLLM's backend nor a flag.",
+        example="`Invalid head_dim: 512, must be divisible by 16 and in range [16, 256]` starting Gemma 4 with "
+        "FlashInfer on an RTX 5090 (flashinfer-ai/flashinfer#4546, fixed by its PR #4570).",
+        fix="`--attention-backend TRITON_ATTN` (or FLASH_ATTN for head dims up to 256); or a FlashInfer release with "
+        "a kernel for the head dimension.",
+        limits="The TensorRT-LLM check prints its values run together, so which limit the model broke (head "
+        "dimension or page size) is not read from it.",
+        references=[
+            "https://github.com/flashinfer-ai/flashinfer/issues/4546",
+            "https://github.com/vllm-project/vllm/issues/25811",
+        ],
+    ),
+)
+
+RULES: list[Rule] = [RULE_FLASHINFER_HEAD_DIM]
