@@ -642,10 +642,22 @@ def _unplaced_once(
         _trace_untraced(state, result, frames, code, common["calls"], phase)
     if key in state.seen_errors or not said and cls == "Exception":
         return None
+    if not said and not frames and _read_from_its_assert(state.untraced, cls):
+        return None  # the exception line under an assert read on its own the line before: one error, not two
     state.seen_errors.add(key)
     event = _unplaced_event(cls, said, frames, code, text, phase, common, logged_in=state.logged_in)
     state.untraced, state.untraced_piece = (None if frames else event), state.pieces
     return event
+
+
+def _read_from_its_assert(event: LogEvent | None, cls: str) -> bool:
+    """A bare AssertionError whose failed comparison was read from the source line above it (`_FAILED_ASSERT`)."""
+    return (
+        event is not None
+        and cls == "AssertionError"
+        and event.exception == cls
+        and (event.message or "").startswith("AssertionError: assert ")
+    )
 
 
 def _same_error(event: LogEvent | None, cls: str, said: str) -> bool:
@@ -715,8 +727,6 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
         exception = (piece.error_type or HTTP_ERROR_EXCEPTION, text)
     if exception is None and state.level in ("ERROR", "CRITICAL", None) and not state.frames:
         exception = _python_own_error(text, bare=state.level is None)  # `logger.exception(e)` prints no class
-    if exception is None and not state.frames and (wrapped_import := _IMPORT_FAILED_WITH.search(text)):
-        exception = ("ModuleNotFoundError", wrapped_import["words"])  # a lazy importer's own line around Python's words
     if exception is None and not state.frames and (failed := _FAILED_ASSERT.match(text)):
         exception = ("AssertionError", failed["words"] or failed["condition"])
     if exception is None and not state.frames and _PYTHON_CALL_REFUSAL.match(text):
@@ -748,10 +758,6 @@ def _inner_of_wrapped(exception: tuple[str, str] | None) -> tuple[str, str] | No
 
 # Python's words for a call whose arguments do not fit the function, which only a TypeError carries (vllm#3694's
 # title: `NeuronExecutor.__init__() takes 7 positional arguments but 8 were given`).
-# A line that reports a failed import in its own words and ends with Python's (`Encountered exception while importing
-# decord: No module named 'decord'`, vllm PR #22514: the Ernie4.5-VL image without decord): the words are the
-# ModuleNotFoundError's, so the package is known and the extras table can say what installs it.
-_IMPORT_FAILED_WITH = re.compile(r"\bimport(?:ing)? [\w.]+: (?P<words>No module named '[\w.]+')\s*$")
 _PYTHON_CALL_REFUSAL = re.compile(
     r"^[A-Za-z_][\w.]*\(\) (?:takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given"
     r"|got an unexpected keyword argument '\w+(?:-\w+)*'|missing \d+ required (?:positional|keyword-only) "

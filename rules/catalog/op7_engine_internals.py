@@ -51,23 +51,59 @@ def _check_engine_internals(facts: Facts) -> list[Finding]:
         if found is not None:
             return [_finding(facts, event, found["owner"], found["name"])]
         field = CONFIG_ATTRIBUTE.search(event.message or "")
-        if field is not None and (event.known_releases or event.known_in_release):
+        if field is not None and _config_field_dated(facts, event, field["owner"]):
             return [_config_field_finding(facts, event, field["owner"], field["name"])]
     return []
+
+
+# vLLM's words that a field is going away: what confirms a config class held a field of the same name as an engine
+# argument the catalog dates (`lora_extra_vocab_size` is deprecated and will be removed in v0.12.0)
+_GOING_AWAY = re.compile(r"deprecat|removed")
+
+
+def _config_field_dated(facts: Facts, event: LogEvent, owner: str) -> bool:
+    """Whether the engine-arguments table dates the field: for EngineArgs itself, either way; for a config class,
+    only a removal vLLM announced in words naming the field (an engine argument of the same name can live on another
+    class: ModelConfig never held kv_transfer_config); never when the server's release is one that had it."""
+    if owner.endswith("EngineArgs"):
+        dated = bool(event.known_releases or event.known_in_release)
+    else:
+        named = event.naming_message
+        dated = bool(event.known_releases) and named is not None and bool(_GOING_AWAY.search(named.template))
+    return dated and not _running_one_that_had_it(facts, event)
+
+
+def _running_one_that_had_it(facts: Facts, event: LogEvent) -> bool:
+    running = c.vllm_release(facts)
+    if running is None:
+        return False
+    first, _, last = (event.known_releases or f"{event.known_in_release}–").partition("–")
+    minor = f"{running[0]}.{running[1]}"
+    after_first = _minor_key(minor) >= _minor_key(first)
+    return after_first and (not last or _minor_key(minor) <= _minor_key(last))
+
+
+def _minor_key(release: str) -> tuple[int, int]:
+    major, minor = (release.split(".") + ["0"])[:2]
+    return int(major), int(minor)
 
 
 def _config_field_finding(facts: Facts, event: LogEvent, owner: str, name: str) -> Finding:
     """A field of vLLM's configuration that code read and the installed vLLM lacks, dated by the releases whose
     engine arguments had it (the collector's lookup): removed since, or added after the installed release."""
     removed = event.known_releases
-    first, _, last = (removed or "").partition("–")
+    last = (removed or "").partition("–")[2]
     running = c.vllm_release(facts)
     when = (
         f"a field of vLLM {removed} that later releases removed: the code was written for vLLM {last} or older"
         if removed
         else f"a field vLLM has from {event.known_in_release} on: the code was written for a newer vLLM than this one"
     )
-    pin = f"vllm=={last}.*" if removed else f"vllm>={event.known_in_release}"
+    pin = (
+        (f"vllm=={last}" if last.count(".") >= 2 else f"vllm=={last}.*")
+        if removed
+        else f"vllm>={event.known_in_release}"
+    )
     return RULE_ENGINE_INTERNALS.finding(
         Severity.CRITICAL if event.phase != "serving" else Severity.HIGH,
         f"code built on vLLM reads {owner}.{name}, {when}",
@@ -78,8 +114,7 @@ def _config_field_finding(facts: Facts, event: LogEvent, owner: str, name: str) 
         "releases apart; the error is the caller's, not vLLM's, and no flag of the server changes it.",
         evidence=[c.log_evidence(event, name="config_attribute", value=f"{owner}.{name}")],
         actions=[
-            f"Install the vLLM release the calling framework pins (its requirements or extras list one; `{pin}` "
-            f"has {name}), or a release of the framework written for the installed vLLM (`vllm --version`).",
+            _matching_releases(f"; `{pin}` has {name}") + " (`vllm --version`).",
             f"Code of your own: read {name} only where the installed release has it "
             f"(`getattr(config, {name!r}, None)`), or follow what replaced it in that release's vllm/config.",
         ],
@@ -109,8 +144,8 @@ def _finding(facts: Facts, event: LogEvent, owner: str, name: str) -> Finding:
             )
         )
     actions = [
-        f"Install the vLLM release the calling framework pins (its requirements or extras list one), or a release of "
-        f"the framework written for the installed vLLM: the code reading {owner}.{name} was written for "
+        _matching_releases()
+        + f": the code reading {owner}.{name} was written for "
         + (f"V0's engine (vLLM before 0.8, or 0.8 to {last_said} with VLLM_USE_V1=0)." if v0s else "another vLLM."),
         "Code of your own: reach the workers through the public `LLM.collective_rpc(method)` (AsyncLLM's "
         "`collective_rpc` in a server), which runs a method on every worker in V0 and V1 alike, instead of "
@@ -146,11 +181,18 @@ def _front_end_finding(event: LogEvent, owner: str, name: str) -> Finding:
         "releases. The error is the caller's, not vLLM's, and no flag of the server changes it.",
         evidence=[c.log_evidence(event, name="engine_attribute", value=f"{owner}.{name}")],
         actions=[
-            "Install the vLLM release the calling framework pins (its requirements or extras list one), or a release "
-            f"of the framework written for the installed vLLM (`vllm --version`); {owner} in the installed vLLM's "
-            f"source shows what replaced {name}.",
+            _matching_releases() + f" (`vllm --version`); {owner} in the installed vLLM's source shows what "
+            f"replaced {name}.",
         ],
         confidence=0.8,
+    )
+
+
+def _matching_releases(pinned: str = "") -> str:
+    """The one fix for any caller and vLLM written for different releases: make them match, one way or the other."""
+    return (
+        f"Install the vLLM release the calling framework pins (its requirements or extras list one{pinned}), or a "
+        "release of the framework written for the installed vLLM"
     )
 
 

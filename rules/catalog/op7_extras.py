@@ -118,7 +118,8 @@ RULE_REMOTE_CODE_IMPORTS = Rule(
     needs=("events",),
     page=RulePage(
         checks="transformers' `This modeling file requires the following packages that were not found in your "
-        "environment: X. Run `pip install X``.",
+        "environment: X. Run `pip install X``, and the warning its check logs first, `Encountered exception while "
+        "importing X: No module named 'X'`.",
         why="transformers checks every import of a remote-code file before it loads it, conditional ones included, "
         "and reads an installed package that fails to import as missing.",
         example="`… not found in your environment: flash_attn. Run `pip install flash_attn`` for a model whose "
@@ -129,6 +130,7 @@ RULE_REMOTE_CODE_IMPORTS = Rule(
         references=[
             "https://github.com/huggingface/transformers/issues/28459",
             "https://github.com/kuleshov-group/mdlm/issues/28",
+            "https://github.com/vllm-project/vllm/pull/22514",
         ],
     ),
 )

@@ -23,19 +23,38 @@ from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
-_FA2 = re.compile(r"Invalid head_dim: (?P<dim>\d+), must be [^\[]*\[(?P<low>\d+), (?P<high>\d+)\]")
+# FlashInfer's words, which the log reader's wording reads too (advisor/collect/log_patterns/toolchain.py): its FA2
+# path's check (the multiple and the range it takes) and its TensorRT-LLM kernels' (the head dimension's bounds and
+# the page's limit)
+FA2_REFUSAL = (
+    r"Invalid head_dim: (?P<dim>\d+), must be divisible by (?P<multiple>\d+) and in range "
+    r"\[(?P<low>\d+), (?P<high>\d+)\]"
+)
+TRTLLM_REFUSAL = (
+    r"Expect \((?P<tlow>\d+) <= headDim <= (?P<thigh>\d+)\)(?: && \(numTokensPerPage <= (?P<page>\d+)\))?[^\n]*"
+)
+_REFUSAL = re.compile(f"{FA2_REFUSAL}|{TRTLLM_REFUSAL}")
+
+
+def _refused(found: re.Match[str] | None) -> str:
+    """What FlashInfer refused, in its own bounds."""
+    if found is None:
+        return "head dimension"
+    if found["dim"]:
+        return (
+            f"head dimension {found['dim']} (it takes multiples of {found['multiple']} from {found['low']} to "
+            f"{found['high']})"
+        )
+    page = f" and at most {found['page']} tokens per KV page" if found["page"] else ""
+    return f"head dimension or KV page size (it takes head dimensions of {found['tlow']} to {found['thigh']}{page})"
 
 
 def _head_dim_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
-    fa2 = _FA2.search(event.message or "")
-    refused = (
-        f"head dimension {fa2['dim']} (it takes {fa2['low']} to {fa2['high']})"
-        if fa2
-        else "head dimension or KV page size (it takes head dims of 32 to 2,048 and at most 128 tokens per page)"
-    )
+    found = _REFUSAL.search(event.message or "")
+    fa2 = found is not None and found["dim"] is not None
     return RULE_FLASHINFER_HEAD_DIM.finding(
         Severity.CRITICAL,
-        f"FlashInfer's attention kernel refused this model's {refused}: choose another attention backend",
+        f"FlashInfer's attention kernel refused this model's {_refused(found)}: choose another attention backend",
         summary="vLLM's FLASHINFER attention backend runs FlashInfer's kernels, which exist for a set of head "
         "dimensions and page sizes; this model's fall outside them, so the engine stops the first time the kernel "
         "runs. "
@@ -43,16 +62,16 @@ def _head_dim_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Fi
             "Models with wide attention heads (Gemma 4's global layers: 512) meet it first."
             if fa2
             else "A hybrid model's attention block, which vLLM raises to match its Mamba state page, can exceed the "
-            "128 tokens per page FlashInfer's TensorRT-LLM kernels take."
+            "page limit of FlashInfer's TensorRT-LLM kernels."
         ),
         evidence=[c.log_evidence(event, name="FlashInfer's refusal", value=match.group(0))],
         changes=[
             ConfigChange(
                 flag="--attention-backend",
-                current="FLASHINFER" if fa2 else None,
+                current="FLASHINFER",
                 proposed="TRITON_ATTN",
-                reason="Triton's attention kernel takes any head size of at least 32 and any block size (vllm#25811: "
-                "every backend but FlashInfer ran the model)",
+                reason="Triton's attention kernel takes any head size of at least 32 (vLLM 0.11's words for it), and "
+                "every backend but FlashInfer ran the model of vllm#25811",
                 cost="on some GPUs Triton's attention decodes slower than FlashInfer's; compare with a load test",
             )
         ],
@@ -81,7 +100,7 @@ RULE_FLASHINFER_HEAD_DIM = Rule(
         fix="`--attention-backend TRITON_ATTN` (or FLASH_ATTN for head dims up to 256); or a FlashInfer release with "
         "a kernel for the head dimension.",
         limits="The TensorRT-LLM check prints its values run together, so which limit the model broke (head "
-        "dimension or page size) is not read from it.",
+        "dimension or page size) is not read from it; its bounds are.",
         references=[
             "https://github.com/flashinfer-ai/flashinfer/issues/4546",
             "https://github.com/vllm-project/vllm/issues/25811",

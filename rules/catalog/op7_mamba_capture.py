@@ -19,33 +19,51 @@ from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 CACHE_LINES = re.compile(r"\bnum_cache_lines >= batch\b")
+# vLLM 0.32's ceiling on its default largest capture size (1,024 on Blackwell), vllm/config/vllm.py
+DEFAULT_LARGEST_CAPTURE = 512
+
+
+def _check_capture(facts: Facts) -> list[Finding]:
+    """The assertion's words: pasted alone (the AssertionError then holds them), or as the failing source line of a
+    traceback (the event's code, under an AssertionError without words)."""
+    for event in facts.events_of(*c.UNPLACED):
+        found = CACHE_LINES.search(event.message or event.raw or "") or CACHE_LINES.search(event.code or "")
+        if found is not None:
+            return [_capture_finding(facts, event, found)]
+    return []
 
 
 def _capture_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
     seqs = c.max_num_seqs(facts) or c.default_max_num_seqs(facts)
-    return RULE_MAMBA_CAPTURE.finding(
-        Severity.CRITICAL,
-        "a hybrid model's CUDA graph capture asked for a decode batch larger than its Mamba state cache holds",
-        summary="The causal-conv1d kernel of a Mamba or gated-delta-net layer asserts that the batch fits the "
-        "model's state cache (one line per running request). vLLM captured a FULL decode graph at a batch size "
-        "above the cache's blocks, which releases before vllm PR #34571 did not cap (vllm#34094: Qwen3-Coder-Next "
-        "on 0.15). Nothing is wrong with the weights or the GPU.",
-        evidence=[c.log_evidence(event, name="the failed assertion", value=match.group(0))],
-        changes=[
+    default_largest = min(2 * seqs, DEFAULT_LARGEST_CAPTURE)
+    changes = (
+        [
             ConfigChange(
                 flag="--max-cudagraph-capture-size",
                 current=None,
                 proposed=str(seqs),
-                reason=f"captured decode batches no larger than --max-num-seqs ({seqs}), the requests the state "
-                "cache is sized for (vLLM 0.32's default largest capture size is twice that, up to 512, or 1,024 on "
-                "Blackwell: vllm/config/vllm.py)",
+                reason=f"captured decode batches no larger than --max-num-seqs ({seqs}), where vLLM 0.32's default "
+                f"largest size is twice that up to {DEFAULT_LARGEST_CAPTURE} ({default_largest}; vllm/config/vllm.py)",
                 cost="batches above the largest captured size run without a CUDA graph",
             )
-        ],
+        ]
+        if seqs < default_largest
+        else []
+    )
+    return RULE_MAMBA_CAPTURE.finding(
+        Severity.CRITICAL,
+        "a hybrid model's CUDA graph capture asked for a decode batch larger than its Mamba state cache holds",
+        summary="The causal-conv1d kernel of a Mamba or gated-delta-net layer asserts that the batch fits the "
+        "model's state cache. vLLM captured a FULL decode graph at a batch size above the cache's blocks, which "
+        "releases before vllm PR #34571 did not cap (vllm#34094: Qwen3-Coder-Next on 0.15). Nothing is wrong with "
+        "the weights or the GPU.",
+        evidence=[c.log_evidence(event, name="the failed assertion", value=match.group(0))],
+        changes=changes,
         actions=[
             "Upgrade vLLM to a release with PR #34571 (merged February 2026), which caps the capture sizes at the "
             "Mamba cache's blocks by itself.",
-            "Or start with --enforce-eager to skip CUDA graphs altogether while you test (slower decode).",
+            "Until then keep --max-cudagraph-capture-size below the number of Mamba cache blocks the engine reports "
+            "at start, or start with --enforce-eager to skip CUDA graphs altogether (slower decode).",
         ],
         confidence=0.8,
     )
@@ -55,7 +73,7 @@ RULE_MAMBA_CAPTURE = Rule(
     code="OP-7.180",
     title="a hybrid model's CUDA graph capture outgrew its Mamba state cache",
     category=Category.STARTUP,
-    check=c.on_phrase(CACHE_LINES, _capture_finding),
+    check=_check_capture,
     needs=("events",),
     page=RulePage(
         checks="The causal-conv1d kernel's `assert num_cache_lines >= batch` (an AssertionError, or the assert "

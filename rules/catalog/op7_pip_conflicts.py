@@ -354,9 +354,9 @@ def _no_wheel_for_this_python(package: str, tag: str) -> tuple[str, list[str]]:
         f"the installer found no {package} wheel for this Python{this}: the versions allowed publish wheels for other "
         "Pythons only",
         [
-            f"`python -V` shows the Python uv resolved for; create the environment with one {package}'s wheels take "
-            "(its PyPI page lists each file's cp tag): `uv venv --python 3.12`. A Python newer than a package's "
-            "latest release waits for its next one.",
+            f"`python -V` shows the Python uv resolved for; create the environment with a Python that {package} "
+            "publishes wheels for (its PyPI page lists each file's cp tag): `uv venv --python 3.12`. A Python newer "
+            "than a package's latest release waits for its next one.",
             "Each vLLM release's Requires-Python (its PyPI page) says which Pythons vLLM itself supports; its "
             "dependencies can lag behind a Python it lists.",
         ],

@@ -86,7 +86,7 @@ def _node_startup_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -
     return RULE_RAY_NODE_STARTUP.finding(
         Severity.CRITICAL,
         "this node's Ray processes did not start in time: its raylet never registered with the cluster's GCS (on a "
-        "host with several interfaces, often because it bound one the head cannot reach)",
+        "host with several interfaces, possibly because it bound one the head cannot reach)",
         summary="`ray start` (or `ray.init()`) waits for the node's raylet to come up and register with the GCS; "
         "this one did not within Ray's timeout, so the node never joined and vLLM's workers cannot be placed on it. "
         "On a machine with several network interfaces (hostNetwork pods, a cluster NIC beside the default one) the "

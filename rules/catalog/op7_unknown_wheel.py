@@ -31,8 +31,9 @@ def _unknown_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Fin
         "metadata",
         summary="setuptools takes a project's name from its metadata (a recent vLLM's pyproject.toml, with the "
         "version from setuptools_scm); one too old for that metadata, or for the setuptools_scm installed beside it, "
-        f"builds a distribution called UNKNOWN ({named}). It installs, but nothing finds it by name afterwards: "
-        "`pip show vllm` comes back empty, a later `pip install` fetches vLLM again, and version checks read no vLLM.",
+        f"builds a distribution called UNKNOWN ({named}). It installs, but nothing finds it by name afterwards; when "
+        "the package is vLLM, `pip show vllm` comes back empty, a later `pip install` fetches vLLM again, and version "
+        "checks read no vLLM.",
         evidence=[c.log_evidence(event, name="wheel named UNKNOWN", value=named)],
         actions=[
             f"Upgrade the build environment's setuptools before building: `pip install -U '{SETUPTOOLS_WANTED}' "

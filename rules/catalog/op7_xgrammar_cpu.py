@@ -25,7 +25,7 @@ from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severit
 _FLOAT32_ONLY = "logits must be of type float32"
 _INDICES_REFUSED = "apply_token_bitmask_inplace_cpu(): incompatible function arguments"
 REFUSED = re.compile(rf"{re.escape(_FLOAT32_ONLY)}|{re.escape(_INDICES_REFUSED)}")
-_OTHER_BACKEND = "--structured-outputs-config.backend guidance"
+_V0_BACKEND = "--guided-decoding-backend outlines"
 
 
 def _xgrammar_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
@@ -59,12 +59,12 @@ def _xgrammar_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Fi
 def _stopgap(dtype: bool) -> ConfigChange:
     if dtype:
         return ConfigChange(
-            flag="--structured-outputs-config.backend",
+            flag="--dtype",
             current=None,
-            proposed="guidance",
-            reason="another structured-output backend masks without xgrammar's float32-only CPU kernel (vLLM before "
-            "0.11: --guided-decoding-backend outlines)",
-            cost="guidance and xgrammar accept slightly different schema features; test the schemas you send",
+            proposed="float32",
+            reason="the logits are then float32 already, as xgrammar's CPU kernel requires (V1 masks through xgrammar "
+            "whatever the structured-output backend, so changing the backend does not avoid it)",
+            cost="twice the weights' memory and slower matrix multiplies than bfloat16 on the CPU",
         )
     return ConfigChange(
         flag="--async-scheduling",
@@ -78,15 +78,13 @@ def _stopgap(dtype: bool) -> ConfigChange:
 def _actions(dtype: bool) -> list[str]:
     if dtype:
         return [
-            "Upgrade vLLM to a release with the conversion (after vllm PR #32384 for V1, January 2026; PR #12152 for "
-            "V0); on the CPU backend `--dtype float32` also works, at twice the weights' memory.",
-            f"Or serve structured output through another backend until then: `{_OTHER_BACKEND}`.",
+            "Upgrade vLLM to a release with the conversion (after vllm PR #32384 for V1, January 2026: vLLM 0.32's "
+            "apply_grammar_bitmask converts CPU logits to float32 itself; PR #12152 for V0).",
+            f"On V0 releases (before 0.11) {_V0_BACKEND} masks without xgrammar.",
         ]
     return [
         "Upgrade the platform plugin and xgrammar to releases with the fix (vllm-ascend after PR #6151, January "
         "2026; xgrammar after PR #507), or run the vLLM release your plugin release was built against.",
-        "Until then start the server with `--no-async-scheduling`, or send the structured requests to a server "
-        f"that runs with `{_OTHER_BACKEND}`.",
     ]
 
 
@@ -103,8 +101,8 @@ RULE_XGRAMMAR_CPU = Rule(
         example="`ValueError: logits must be of type float32` with guided decoding on a bfloat16 model on CPU (vllm "
         "PR #12152); `TypeError: apply_token_bitmask_inplace_cpu(): incompatible function arguments` on vllm-ascend "
         "0.13 with asynchronous scheduling (vllm-ascend#5524).",
-        fix="A vLLM (or plugin, or xgrammar) release with the fix; until then another structured-output backend, "
-        "float32 on the CPU backend, or `--no-async-scheduling`.",
+        fix="A vLLM (or plugin, or xgrammar) release with the fix; until then `--dtype float32` on the CPU backend (or "
+        "outlines on V0), or `--no-async-scheduling`.",
         limits="Which releases carry each fix is known from the pull requests' merge dates, not from release notes.",
         references=[
             "https://github.com/vllm-project/vllm/pull/12152",

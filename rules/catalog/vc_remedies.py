@@ -159,6 +159,24 @@ REMEDIES: tuple[Remedy, ...] = (
         "this vLLM release does not implement the model's architecture",
         action="Upgrade vLLM to a release that lists the architecture among its supported models.",
     ),
+    Remedy(  # vllm/config.py, config/__init__.py and config/vllm.py log it (0.8-0.13) and then raise it (0.14-0.34):
+        # model code run outside the context vLLM sets while it builds and loads the model (NVIDIA-NeMo/RL PR #3168:
+        # its weight refit called process_weights_after_loading() outside it; vllm#30240: vLLM's own FlashInfer
+        # warm-up logged it, traced to vllm PR #26315)
+        "Current vLLM config is not set",
+        "the calling code",
+        "setting",
+        "run under `with set_current_vllm_config(vllm_config):`",
+        "vLLM's layers read the engine's configuration from that context, which vLLM sets only around its own "
+        "model building and loading",
+        action="The frames above vLLM's in the traceback (or what ran just before the line) name the caller. A "
+        "framework calling vLLM's model code itself (an RL trainer's weight refit) must wrap the call: `from "
+        "vllm.config import set_current_vllm_config`, then `with set_current_vllm_config(vllm_config): "
+        "model.process_weights_after_loading(...)` (NVIDIA-NeMo/RL PR #3168), or run the framework release written "
+        "for the installed vLLM. Only vLLM's own frames (its warm-up, its CPU backend): vLLM's bug, not a setting; "
+        "as a warning (0.8 to 0.13) the work went on with a default configuration (vllm#30240); upgrade vLLM if it "
+        "stops the engine.",
+    ),
     Remedy(  # MiniCPM-V's and MiniCPM-o's loaders (0.5 on) list the model versions the release implements; a newer
         # checkpoint is refused (OpenSQZ/MiniCPM-V-CookBook#11: MiniCPM-V 4.0 on vLLM 0.10.0, fine on a newer image)
         "only supports versions",

@@ -504,11 +504,15 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|The checkpoint you are trying to load has model type `(?P<cut_type>[\w.-]+)`\s*$",
         lambda m: {"message": m.group(0), "model": m["type"] or m["cut_type"]},
     ),
-    wording(  # transformers' check of a remote-code module's imports before it loads it (dynamic_module_utils.py)
-        ("requires the following packages that were not found",),
+    wording(  # transformers' check of a remote-code module's imports before it loads it (dynamic_module_utils.py
+        # check_imports): its ImportError, and the warning it logs for each import that failed first (`Encountered
+        # exception while importing decord: No module named 'decord'`, vllm PR #22514: Ernie4.5-VL's code in vLLM's
+        # image, which ships no decord)
+        ("requires the following packages that were not found", "Encountered exception while importing"),
         K.REMOTE_CODE_IMPORTS,
-        r"requires the following packages that were not found in your environment: (?P<packages>[\w., -]+?)\.\s",
-        lambda m: {"message": m["packages"].strip()},
+        r"requires the following packages that were not found in your environment: (?P<packages>[\w., -]+?)\.\s"
+        r"|Encountered exception while importing (?P<module>[\w.]+): No module named",
+        lambda m: {"message": (m["packages"] or m["module"]).strip()},
     ),
     wording(  # transformers' AutoConfig.register (models/auto/configuration_auto.py) refusing a name it defines itself
         ("is already used by a Transformers config",),

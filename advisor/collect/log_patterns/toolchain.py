@@ -13,6 +13,7 @@ import re
 
 from advisor.collect.log_patterns.pattern import Fields, Pattern, wording
 from rules.catalog.op7_build_compile import ARCH_UNKNOWN, HEADER_MISSING
+from rules.catalog.op7_flashinfer_head_dim import FA2_REFUSAL, TRTLLM_REFUSAL
 from rules.events import (
     LAUNCHER_COMPILE_FAILED,
     NO_LIBCUDA_LIBRARY,
@@ -364,7 +365,7 @@ PATTERNS: tuple[Pattern, ...] = (
         # vllm#25811)
         ("Invalid head_dim:", "<= headDim <="),
         K.ATTENTION_HEAD_DIM_REFUSED,
-        r"Invalid head_dim: \d+, must be [^`\n]*?\[\d+, \d+\]|Expect \(\d+ <= headDim <= \d+\)[^\n]*",
+        f"{FA2_REFUSAL}|{TRTLLM_REFUSAL}",
         lambda m: {"message": m.group(0)},
     ),
     wording(  # the architecture guard of vLLM's CUTLASS kernels (csrc/cutlass_extensions/common.hpp: printf, then trap)
@@ -561,8 +562,8 @@ PATTERNS: tuple[Pattern, ...] = (
         # conclude …`, mlc-ai/xgrammar#193: vLLM main on Python 3.13 before xgrammar published cp313 wheels)
         ("has no wheels with a matching Python ABI tag",),
         K.PIP_NO_DISTRIBUTION,
-        r"(?P<req>[A-Za-z0-9][\w.-]*)(?:\{[^}]*\})?(?P<pin>[=<>~!]=[^\s,]+)? has no wheels with a matching Python "
-        r"ABI tag(?: \(e\.g\., `(?P<tag>[^`]+)`\))?",
+        r"(?<![\w.<>=~!-])(?P<req>[A-Za-z][\w.-]*)(?:\{[^}]*\})?(?P<pin>(?:[=<>~!]=|[<>])[^\s,]+)? has no wheels "
+        r"with a matching Python ABI tag(?: \(e\.g\., `(?P<tag>[^`]+)`\))?",
         lambda m: {
             "message": f"{m['req']}{m['pin'] or ''}",
             "component": m["req"],
@@ -592,10 +593,11 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # setuptools naming the wheel it builds, or pip the distribution it installed, UNKNOWN: no project name
         # was read (vllm PR #19035: `creating 'dist/UNKNOWN-0.8.6-cp310-cp310-linux_x86_64.whl'` from a ROCm image)
-        ("UNKNOWN-", "built UNKNOWN", "installed UNKNOWN"),
+        ("UNKNOWN",),
         K.WHEEL_NAMED_UNKNOWN,
         r"(?P<file>\bUNKNOWN-[\w.+]+-[\w.]+-[\w.]+-[\w.]+\.whl)"
-        r"|(?P<said>Successfully (?:built|installed) UNKNOWN\b\S*)",
+        # pip lists what it built or installed sorted by name, so UNKNOWN may come after others
+        r"|Successfully (?:built|installed) (?:\S+ )*?(?P<said>UNKNOWN\b\S*)",
         lambda m: {"message": m["file"] or m["said"]},
     ),
     wording(  # torch/utils/cpp_extension.py: a toolkit found, torch.cuda.is_available() false where the build runs

@@ -79,10 +79,25 @@ def test_a_config_field_later_releases_removed_is_dated_by_the_engine_arguments_
     assert "`vllm==0.11.*`" in top.actions[0]
 
 
-def test_a_config_field_added_later_says_the_code_is_newer_and_an_unknown_field_is_not_dated():
-    added = top_finding("AttributeError: 'ModelConfig' object has no attribute 'runner'")
+def test_an_engine_argument_added_later_says_the_code_is_newer_than_the_installed_vllm():
+    added = top_finding("AttributeError: 'EngineArgs' object has no attribute 'runner'")
     assert added.rule == "OP-7.69" and "from 0.10.1.1 on" in added.title
-    assert (
-        getattr(top_finding("AttributeError: 'ModelConfig' object has no attribute 'no_such_field'"), "rule", None)
-        != "OP-7.69"
+
+
+def test_a_field_no_release_had_is_not_dated():
+    unknown = top_finding("AttributeError: 'ModelConfig' object has no attribute 'no_such_field'")
+    assert getattr(unknown, "rule", None) != "OP-7.69"
+
+
+def test_an_engine_argument_of_the_same_name_does_not_date_another_config_class():
+    # kv_transfer_config is an engine argument, but ModelConfig never held it: nothing says it was removed there
+    other = top_finding("AttributeError: 'ModelConfig' object has no attribute 'kv_transfer_config'")
+    assert getattr(other, "rule", None) != "OP-7.69"
+
+
+def test_a_server_whose_release_had_the_field_is_not_told_it_is_too_old():
+    lines = (
+        "INFO 01-01 00:00:00 api_server.py:1] vLLM API server version 0.32.0",
+        "AttributeError: 'EngineArgs' object has no attribute 'runner'",
     )
+    assert getattr(top_finding(*lines), "rule", None) != "OP-7.69"

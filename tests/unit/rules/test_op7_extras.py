@@ -53,7 +53,14 @@ def test_transformers_check_of_remote_code_imports_names_the_packages_and_flash_
     assert "`pip install einops timm`" in finding.actions[0] and len(finding.actions) == 2
 
 
-def test_an_importers_own_line_ending_in_pythons_words_names_the_package_too():
-    # vllm PR #22514, verbatim: Ernie4.5-VL in vLLM's docker image, which does not ship decord
+def test_transformers_warning_for_a_remote_code_import_names_the_package_to_install():
+    # vllm PR #22514, verbatim: Ernie4.5-VL's code in vLLM's docker image, which does not ship decord; the words are
+    # transformers' check_imports warning, logged before its ImportError
     top = top_finding("(APIServer pid=1) Encountered exception while importing decord: No module named 'decord'")
-    assert top.rule == "OP-7.29" and top.title.startswith("decord is not installed")
+    assert top.rule == "OP-7.58" and "remote code imports decord" in top.title
+    assert "`pip install decord`" in top.actions[0]
+
+
+def test_the_same_warning_for_an_import_that_failed_otherwise_is_not_a_missing_package():
+    line = "WARNING 01-01 00:00:00 dynamic_module_utils.py:248] Encountered exception while importing timm: cannot x"
+    assert top_finding(line).rule != "OP-7.58"

@@ -12,7 +12,7 @@ def test_flashinfers_head_dim_check_names_the_dimension_and_proposes_tritons_att
         "Right now trying to start gemma 4 on vllm with flashinfer causes an error : `Invalid head_dim: 512, must be "
         "divisible by 16 and in range [16, 256]`"
     )
-    assert top.rule == "OP-7.179" and "head dimension 512 (it takes 16 to 256)" in top.title
+    assert top.rule == "OP-7.179" and "head dimension 512 (it takes multiples of 16 from 16 to 256)" in top.title
     assert [(c.flag, c.proposed) for c in top.changes] == [("--attention-backend", "TRITON_ATTN")]
     assert any("PR #4570" in action for action in top.actions)
 
@@ -24,3 +24,4 @@ def test_the_tensorrt_llm_kernels_check_reads_the_same_without_claiming_which_li
         "headDimPerCtaV=%d, headDimQk=%d, headDimV=%d, numTokensPerPage=%d256256256544"
     )
     assert top.rule == "OP-7.179" and "head dimension or KV page size" in top.title
+    assert "head dimensions of 32 to 2048 and at most 128 tokens per KV page" in top.title

@@ -230,6 +230,8 @@ def test_no_wheel_for_this_pythons_abi_asks_for_a_python_the_package_publishes_f
     [finding] = _not_found(line)
     assert finding.title.startswith("the installer found no xgrammar wheel for this Python")
     assert "uv venv --python" in finding.actions[0]
+    [bounded] = _not_found("torch>2.5 has no wheels with a matching Python ABI tag")  # a one-character operator
+    assert bounded.title.startswith("the installer found no torch wheel")
 
 
 def test_a_rocm_header_including_one_its_release_lacks_needs_a_newer_rocm():

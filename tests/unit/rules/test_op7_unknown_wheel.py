@@ -13,6 +13,11 @@ def test_a_wheel_named_unknown_asks_for_a_newer_setuptools():
     assert top.evidence[0].value == "UNKNOWN-0.8.6-cp310-cp310-linux_x86_64.whl"
 
 
-def test_pip_installing_unknown_reads_the_same_and_a_package_named_otherwise_does_not():
+def test_pip_installing_unknown_reads_the_same_wherever_it_sorts_among_the_others():
     assert top_finding("Successfully installed UNKNOWN-0.0.0").rule == "OP-7.176"
+    assert top_finding("Successfully installed Jinja2-3.1.4 UNKNOWN-0.0.0 numpy-1.26.4").rule == "OP-7.176"
+    assert top_finding("Successfully built flash-attn UNKNOWN").rule == "OP-7.176"
+
+
+def test_a_package_installed_under_its_own_name_is_not_this():
     assert getattr(top_finding("Successfully installed vllm-0.8.6"), "rule", None) != "OP-7.176"

@@ -5,12 +5,12 @@ from __future__ import annotations
 from tests.unit.rules.factories import top_finding
 
 
-def test_float32_only_logits_propose_another_structured_output_backend():
+def test_float32_only_logits_propose_float32_weights_and_the_release_that_converts():
     # vllm PR #12152, verbatim from its description: guided decoding with xgrammar on CPU in bfloat16; the merged fix
     # converts the scores to float32 first
     top = top_finding("> ERROR 01-08 04:49:55 engine.py:136] ValueError: logits must be of type float32")
     assert top.rule == "OP-7.177" and "float32 logits only" in top.title
-    assert [(c.flag, c.proposed) for c in top.changes] == [("--structured-outputs-config.backend", "guidance")]
+    assert [(c.flag, c.proposed) for c in top.changes] == [("--dtype", "float32")]
     assert any("PR #32384" in action for action in top.actions)
 
 

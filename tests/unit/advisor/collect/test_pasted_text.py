@@ -310,6 +310,9 @@ def test_a_failed_comparison_pasted_alone_without_a_message_keeps_the_comparison
     [event] = parse_lines(["assert num_cache_lines >= batch"]).events
     assert (event.kind, event.message) == (K.UNPLACED_ERROR, "AssertionError: assert num_cache_lines >= batch")
     assert not parse_lines(["assert ready"]).events
+    # the exception line Python prints under it is the same error, not a second one
+    [one] = parse_lines(["    assert batch_size == 1", "AssertionError"]).events
+    assert one.message == "AssertionError: assert batch_size == 1"
 
 
 def test_pydantics_line_for_a_validators_error_is_that_error_in_vllms_configuration():
