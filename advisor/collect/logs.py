@@ -739,7 +739,8 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
     ):
         exception = ("TypeError", refusal.group(0))  # inside a framework's own error line
     if exception is None and (wrapped := _PYDANTIC_WRAPPED.match(text)):
-        exception = (_PYDANTIC_CLASSES[wrapped["type"] or wrapped["type1"]], wrapped["words"] or wrapped["words1"])
+        kind = wrapped["type"] or wrapped["type1"] or wrapped["type2"]
+        exception = (_PYDANTIC_CLASSES[kind], wrapped["words"] or wrapped["words1"] or wrapped["words2"])
     return _inner_of_wrapped(exception)
 
 
@@ -777,9 +778,17 @@ _ENGINE_ARGS_REFUSAL = re.compile(
 # '…BloomForCausalLM'>. (type=value_error)`, vllm#1711: a wrapper's settings model built vLLM's engine).
 _PYDANTIC_WRAPPED = re.compile(
     r"^\s*(?:(?:Value error|Assertion failed), (?P<words>.+?) \[type=(?P<type>value_error|assertion_error), "
-    r"input_value=|(?P<words1>\S.*?) \(type=(?P<type1>value_error|assertion_error)\)$)"
+    r"input_value=|(?P<words1>\S.*?) \(type=(?P<type1>value_error|assertion_error)\)$"
+    # cut before its `[type=…]` (llm-compressor#2805: `Value error, Must use group or tensor_group quantization
+    # strategy in order to apply`): pydantic's prefix alone says which
+    r"|(?P<type2>Value error|Assertion failed), (?P<words2>\S.*?)\s*$)"
 )
-_PYDANTIC_CLASSES = {"value_error": "ValueError", "assertion_error": "AssertionError"}
+_PYDANTIC_CLASSES = {
+    "value_error": "ValueError",
+    "assertion_error": "AssertionError",
+    "Value error": "ValueError",
+    "Assertion failed": "AssertionError",
+}
 
 
 # A traceback's source line that can only be its last frame's, pasted without the exception line under it: an

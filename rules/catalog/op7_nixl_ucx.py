@@ -14,7 +14,7 @@ to such a mix (its reporter confirmed rebuilding NIXL cured it; PR #32379 propos
 from __future__ import annotations
 
 from rules.catalog import common as c
-from rules.events import LogEventKind
+from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -30,12 +30,14 @@ _CAUSES = {
 def _check_nixl(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.NIXL_BACKEND_ERROR)
     logged = [e for e in facts.events_of(LogEventKind.UNPLACED_LINE) if NIXL_STATUS in (e.message or "")]
-    failed = next((e for e in events if e.message == "backend"), None) or next(iter(logged), None)
+    cause = next((e for e in events if e.message in _CAUSES), None)
+    # the status, or a cause pasted without it (nixlbench and NIXL's agent print the UCX version check alone)
+    failed = next((e for e in events if e.message == "backend"), None) or next(iter(logged), None) or cause
     if failed is None:
         return []
-    cause = next((e for e in events if e.message in _CAUSES), None)
     why = _CAUSES[cause.message or ""].format(version=cause.version or "?") if cause else None
-    evidence = [c.log_evidence(e, name="NIXL and UCX", value=e.raw or e.message) for e in (failed, cause) if e]
+    shown = [failed] if cause is None or cause is failed else [failed, cause]
+    evidence = [c.log_evidence(e, name="NIXL and UCX", value=e.raw or e.message) for e in shown]
     return [
         RULE_NIXL.finding(
             Severity.CRITICAL if cause else Severity.HIGH,
@@ -59,9 +61,20 @@ def _check_nixl(facts: Facts) -> list[Finding]:
                 "UCX or HPC-X earlier on the path replaces it.",
                 "Keep one UCX: take the system one off LD_LIBRARY_PATH (or LD_PRELOAD) so NIXL's bundled one loads, "
                 "or build NIXL against the system UCX, with CUDA support (vllm#32375: rebuilding NIXL cured a mix).",
+                *_image_ucx_action(cause),
             ],
             confidence=0.75 if cause else 0.55,
         )
+    ]
+
+
+def _image_ucx_action(cause: LogEvent | None) -> list[str]:
+    """For a UCX older than NIXL's: an image may ship no newer one to switch to."""
+    if cause is None or cause.message != "ucx_version":
+        return []
+    return [
+        "An image that ships only the older UCX needs a newer one built in (ai-dynamo/nixl#1023: Dynamo's vLLM "
+        "runtime image had UCX 1.16.0, and rebuilding it with UCX 1.19.0 fixed NIXL)."
     ]
 
 

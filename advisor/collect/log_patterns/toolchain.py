@@ -325,11 +325,18 @@ PATTERNS: tuple[Pattern, ...] = (
         # loaded: no CUDA transports (a UCX built without CUDA), or an older UCP than NIXL was built against
         # (the status in another program's log line, Dynamo's `ERROR engine.start: NIXL_ERR_BACKEND`, stays that log's
         # line, which OP-7.109 reads too)
-        ("nixlBackendError: NIXL_ERR_BACKEND", "are not available, please use one or more of", "UCP version is "),
+        (
+            "nixlBackendError: NIXL_ERR_BACKEND",
+            "are not available, please use one or more of",
+            "version is incompatible",
+        ),
         K.NIXL_BACKEND_ERROR,
         r"(?P<backend>nixlBackendError: NIXL_ERR_BACKEND)"
         r"|(?P<ucx_no_cuda>transports '(?:cuda_ipc|cuda_copy)'(?:,'(?:cuda_ipc|cuda_copy)')? (?:is|are) not available)"
-        r"|(?P<ucx_version>UCP version is incompatible, required: (?P<required>[\d.]+), actual: (?P<actual>[\d.]+))",
+        # (NIXL's own words for it: `UCP API version is incompatible: required >= 1.19, actual 1.16.0`,
+        # ai-dynamo/nixl#1023)
+        r"|(?P<ucx_version>UCP (?:API )?version is incompatible(?:, required: |: required >= )(?P<required>[\d.]+),? "
+        r"actual:? (?P<actual>[\d.]+))",
         lambda m: {
             "message": m.lastgroup,  # the outer group closes after the versions nested in it
             "version": f"required {m['required']}, loaded {m['actual']}" if m["required"] else None,
@@ -728,12 +735,19 @@ PATTERNS: tuple[Pattern, ...] = (
     ),
     wording(  # GCC refusing what vLLM's CPU build (cmake/cpu_extension.cmake) asks for: an x86 intrinsic it does not
         # declare, an Arm -march feature modifier or an -m option it does not know (curly or straight quotes)
-        ("was not declared in this scope", "invalid feature modifier in", "unrecognized command-line option"),
+        # and the build's own check of the compiler's version (`X86 backend requires gcc/g++ >= 12.3`)
+        (
+            "was not declared in this scope",
+            "invalid feature modifier in",
+            "unrecognized command-line option",
+            "backend requires gcc/g++",
+        ),
         K.COMPILER_TOO_OLD,
         r"error: [‘'`](?P<intrinsic>_mm\d*_\w+)[’'`] was not declared in this scope"
         r"|error: invalid feature modifier in [‘'`](?P<march>-march=[^’'`]+)[’'`]"
-        r"|error: unrecognized command-line option [‘'`](?P<option>-m(?:avx|amx|arch)[^’'`]*)[’'`]",
-        lambda m: {"message": m["intrinsic"] or m["march"] or m["option"]},
+        r"|error: unrecognized command-line option [‘'`](?P<option>-m(?:avx|amx|arch)[^’'`]*)[’'`]"
+        r"|\w+ backend requires (?P<version>gcc/g\+\+ >= [\d.]+)",
+        lambda m: {"message": m["intrinsic"] or m["march"] or m["option"] or m["version"]},
     ),
     wording(  # Triton's compiler giving up on a kernel: LLVM's fatal error (the process aborts), the pass manager's
         # exception, or an MLIR diagnostic on a Triton op at the kernel's Python line; and the kernel in the module

@@ -48,3 +48,10 @@ def test_bfloat16_refused_by_an_ascend_operator_proposes_float16():
     )
     assert top.rule == "OP-7.80" and top.title.endswith("refused bfloat16 on this NPU: serve in float16")
     assert (top.changes[0].flag, top.changes[0].proposed) == ("--dtype", "float16")
+
+
+def test_the_cpu_builds_own_compiler_version_check():
+    # a contributor's notes on building vLLM's CPU backend (dev.to, verbatim): Ubuntu 22.04's GCC was too old, gcc-13
+    # from the ubuntu-toolchain-r PPA fixed it
+    top = top_finding("X86 backend requires gcc/g++ >= 12.3")
+    assert top.rule == "OP-7.102" and top.title.endswith("which asks for gcc/g++ >= 12.3")

@@ -32,3 +32,10 @@ def test_the_status_alone_points_at_ucxs_lines():
     # ai-dynamo/dynamo#1108: Dynamo's log of vLLM's engine, the status bare
     top = top_finding("2025-05-16T04:56:18.119Z ERROR engine.run_mp_engine: NIXL_ERR_BACKEND")
     assert top.rule == "OP-7.109" and top.title.endswith("UCX's own lines above it say why")
+
+
+def test_nixls_own_version_check_pasted_alone_names_both_versions_and_the_image():
+    # ai-dynamo/nixl#1023, verbatim: Dynamo's vLLM runtime image shipped UCX 1.16.0; rebuilding with 1.19.0 fixed it
+    top = top_finding("UCP API version is incompatible: required >= 1.19, actual 1.16.0")
+    assert top.rule == "OP-7.109" and "(required 1.19, loaded 1.16.0)" in top.title
+    assert any("nixl#1023" in action for action in top.actions)

@@ -57,6 +57,7 @@ LATER = (
     "fortyfifth",
     "fortysixth",
     "fortyseventh",
+    "fortyeighth",
 )
 # Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time,
 # the eighth, 30 from each of the two collectors (of four) that added any, and the ninth, 30 from three collectors
@@ -76,7 +77,9 @@ LATER = (
 # thirty-eighth (a later session's), 25, 28 and 35, the thirty-ninth, 31, 24 and 29, the fortieth, 21, 28 and 22,
 # the forty-first, 28, 26 and 20, the forty-second, 12, 14 and 18, whose collectors had 40 look-ups each, and the
 # forty-third, 11, 12 and 12, with 30 each, the forty-fourth (a later session's), 30, 32 and 9, and the forty-fifth,
-# 15, 34 and 21, with 80 each, the forty-sixth, 16, 28 and 28, and the forty-seventh, 31, 14 and 25, with 70 each.
+# 15, 34 and 21, with 80 each, the forty-sixth, 16, 28 and 28, and the forty-seventh, 31, 14 and 25, with 70 each,
+# and the forty-eighth, 18, 12, 7, 12, 17 and 12 from six collectors with 60 each, which all stopped when the session's
+# search budget ran out.
 ROWS = dict.fromkeys(LATER, 100) | {
     "seventh": 57,
     "eighth": 60,
@@ -119,6 +122,7 @@ ROWS = dict.fromkeys(LATER, 100) | {
     "fortyfifth": 70,
     "fortysixth": 72,
     "fortyseventh": 70,
+    "fortyeighth": 78,
 }
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
