@@ -642,7 +642,7 @@ def _unplaced_once(
         _trace_untraced(state, result, frames, code, common["calls"], phase)
     if key in state.seen_errors or not said and cls == "Exception":
         return None
-    if not said and not frames and _read_from_its_assert(state.untraced, cls):
+    if not said and not frames and _read_from_its_assert(state, cls):
         return None  # the exception line under an assert read on its own the line before: one error, not two
     state.seen_errors.add(key)
     event = _unplaced_event(cls, said, frames, code, text, phase, common, logged_in=state.logged_in)
@@ -650,10 +650,13 @@ def _unplaced_once(
     return event
 
 
-def _read_from_its_assert(event: LogEvent | None, cls: str) -> bool:
-    """A bare AssertionError whose failed comparison was read from the source line above it (`_FAILED_ASSERT`)."""
+def _read_from_its_assert(state: _ParseState, cls: str) -> bool:
+    """A bare AssertionError right under the source line whose failed comparison was read as it (`_FAILED_ASSERT`);
+    one further down is another error."""
+    event = state.untraced
     return (
         event is not None
+        and state.pieces == state.untraced_piece + 1
         and cls == "AssertionError"
         and event.exception == cls
         and (event.message or "").startswith("AssertionError: assert ")
@@ -738,7 +741,11 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
         and (refusal := _ENGINE_ARGS_REFUSAL.search(text))
     ):
         exception = ("TypeError", refusal.group(0))  # inside a framework's own error line
-    if exception is None and (wrapped := _PYDANTIC_WRAPPED.match(text)):
+    if (
+        exception is None
+        and (wrapped := _PYDANTIC_WRAPPED.match(text))
+        and (not wrapped["type2"] or state.level is None)
+    ):
         kind = wrapped["type"] or wrapped["type1"] or wrapped["type2"]
         exception = (_PYDANTIC_CLASSES[kind], wrapped["words"] or wrapped["words1"] or wrapped["words2"])
     return _inner_of_wrapped(exception)
@@ -780,8 +787,9 @@ _PYDANTIC_WRAPPED = re.compile(
     r"^\s*(?:(?:Value error|Assertion failed), (?P<words>.+?) \[type=(?P<type>value_error|assertion_error), "
     r"input_value=|(?P<words1>\S.*?) \(type=(?P<type1>value_error|assertion_error)\)$"
     # cut before its `[type=…]` (llm-compressor#2805: `Value error, Must use group or tensor_group quantization
-    # strategy in order to apply`): pydantic's prefix alone says which
-    r"|(?P<type2>Value error|Assertion failed), (?P<words2>\S.*?)\s*$)"
+    # strategy in order to apply`): pydantic's prefix alone says which, on a line pasted without a log level and
+    # with its words starting as a message does (`Value error, please retry` is a sentence)
+    r"|(?P<type2>Value error|Assertion failed), (?P<words2>[A-Z`'\"].*?)\s*$)"
 )
 _PYDANTIC_CLASSES = {
     "value_error": "ValueError",

@@ -19,7 +19,7 @@ from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
 ACTORDER_REFUSED = re.compile(
-    r"Must use group or tensor_group quantization strategy in order to apply|\{'actorder': '?static'?\}"
+    r"Must use group or tensor_group quantization strategy in order to apply|\{'actorder': '?\w+'?\}"
 )
 
 

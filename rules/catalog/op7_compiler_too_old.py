@@ -39,7 +39,8 @@ def _check_compiler(facts: Facts) -> list[Finding]:
             ),
             evidence=[c.log_evidence(event, name="the compiler's refusal", value=what)],
             actions=[
-                "Build with gcc/g++ 12.3 or newer, as vLLM's CPU installation guide asks (`gcc --version`; on Ubuntu "
+                f"Build with {what.replace('gcc/g++ >= ', 'gcc/g++ ') if asked else 'gcc/g++ 12.3'} or newer, as "
+                "vLLM's CPU installation guide asks (`gcc --version`; on Ubuntu "
                 "22.04 check the gcc-12 it installs, as its first ones were 12.1, or install gcc-13 from the "
                 "ubuntu-toolchain-r PPA, which fixed a contributor's build; then `update-alternatives`, or CC and CXX "
                 "for the build); vLLM's CPU Docker image comes with one.",

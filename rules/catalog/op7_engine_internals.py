@@ -74,18 +74,15 @@ def _config_field_dated(facts: Facts, event: LogEvent, owner: str) -> bool:
 
 
 def _running_one_that_had_it(facts: Facts, event: LogEvent) -> bool:
+    """The server's release is one of those whose engine arguments had the field (patch releases told apart: runner
+    came in 0.10.1.1, so a 0.10.0 server lacks it)."""
     running = c.vllm_release(facts)
-    if running is None:
-        return False
     first, _, last = (event.known_releases or f"{event.known_in_release}–").partition("–")
-    minor = f"{running[0]}.{running[1]}"
-    after_first = _minor_key(minor) >= _minor_key(first)
-    return after_first and (not last or _minor_key(minor) <= _minor_key(last))
-
-
-def _minor_key(release: str) -> tuple[int, int]:
-    major, minor = (release.split(".") + ["0"])[:2]
-    return int(major), int(minor)
+    since = c.release_of(first)
+    if running is None or since is None:
+        return False
+    until = c.release_of(last) if last else None
+    return running >= since and (until is None or running[:2] <= until[:2])
 
 
 def _config_field_finding(facts: Facts, event: LogEvent, owner: str, name: str) -> Finding:

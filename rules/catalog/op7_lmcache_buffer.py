@@ -24,7 +24,13 @@ NOT_ALIGNED = re.compile(
 
 def _buffer_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
     size, align = int(match["size"]), int(match["align"])
-    fitted = max(size // align, 1) * align
+    chunks = size // align
+    fitted = max(chunks, 1) * align
+    reason = (
+        f"the largest multiple of the {align:,}-byte chunk that is not above the size given"
+        if chunks
+        else f"one {align:,}-byte chunk, the least the allocator takes (the size given is below it)"
+    )
     return RULE_LMCACHE_BUFFER.finding(
         Severity.CRITICAL,
         f"LMCache's PD buffer of {size:,} bytes is not a whole number of its {align:,}-byte chunks: set "
@@ -39,7 +45,10 @@ def _buffer_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Find
                 flag="pd_buffer_size",
                 current=str(size),
                 proposed=str(fitted),
-                reason=f"the largest multiple of the {align:,}-byte chunk that is not above the size given",
+                reason=reason,
+                cost="a smaller buffer holds fewer chunks in flight between prefill and decode"
+                if chunks
+                else "a larger buffer takes more GPU memory from the KV cache",
                 kind="setting",
             )
         ],

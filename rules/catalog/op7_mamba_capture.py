@@ -19,8 +19,11 @@ from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 CACHE_LINES = re.compile(r"\bnum_cache_lines >= batch\b")
-# vLLM 0.32's ceiling on its default largest capture size (1,024 on Blackwell), vllm/config/vllm.py
+# vLLM 0.32's ceiling on its default largest capture size, and on data-center Blackwell (compute capability 10.x),
+# vllm/config/vllm.py
 DEFAULT_LARGEST_CAPTURE = 512
+BLACKWELL_LARGEST_CAPTURE = 1024
+_DATACENTER_BLACKWELL = ("B100", "B200", "B300", "GB200", "GB300")
 
 
 def _check_capture(facts: Facts) -> list[Finding]:
@@ -35,7 +38,11 @@ def _check_capture(facts: Facts) -> list[Finding]:
 
 def _capture_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
     seqs = c.max_num_seqs(facts) or c.default_max_num_seqs(facts)
-    default_largest = min(2 * seqs, DEFAULT_LARGEST_CAPTURE)
+    gpu = (facts.hardware.gpu_name or "") if facts.hardware else ""
+    ceiling = (
+        BLACKWELL_LARGEST_CAPTURE if any(name in gpu for name in _DATACENTER_BLACKWELL) else DEFAULT_LARGEST_CAPTURE
+    )
+    default_largest = min(2 * seqs, ceiling)
     changes = (
         [
             ConfigChange(
@@ -43,7 +50,7 @@ def _capture_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Fin
                 current=None,
                 proposed=str(seqs),
                 reason=f"captured decode batches no larger than --max-num-seqs ({seqs}), where vLLM 0.32's default "
-                f"largest size is twice that up to {DEFAULT_LARGEST_CAPTURE} ({default_largest}; vllm/config/vllm.py)",
+                f"largest size is twice that up to {ceiling} ({default_largest}; vllm/config/vllm.py)",
                 cost="batches above the largest captured size run without a CUDA graph",
             )
         ]

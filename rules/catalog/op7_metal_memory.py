@@ -22,7 +22,8 @@ from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severit
 FRACTION_ENV = "VLLM_METAL_MEMORY_FRACTION"
 NO_KV_ROOM = re.compile(
     r"Paged attention: not enough Metal memory for KV cache\.(?:.*?fraction=(?P<fraction>[\d.]+))?"
-    r"(?:.*?model_memory=(?P<model>[\d.]+)GB)?(?:.*?kv_budget=(?P<budget>-?[\d.]+)GB)?"
+    r"(?:.*?model_memory=(?P<model>[\d.]+)GB)?(?:.*?overhead=(?P<overhead>[\d.]+)GB)?"
+    r"(?:.*?kv_budget=(?P<budget>-?[\d.]+)GB)?"
 )
 # The fraction proposed when the one in use is lower: most of the Metal limit, some left to the system
 PROPOSED_FRACTION = 0.9
@@ -57,15 +58,27 @@ def _metal_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Findi
         else [],
         actions=[
             "Lower --max-model-len, so the KV cache vllm-metal must hold for one sequence is smaller.",
-            "If the overhead it printed is many GB where an earlier release needed about 2, it is vllm-metal's: "
-            "vllm-project/vllm-metal#585 traced a 19-fold overhead (37.86 GB against 2.02 GB) to the "
-            "MLX_MAX_MB_PER_BUFFER=2000 default its PR #578 added (2.02 GB without it); run the release before it, "
-            "or override that variable.",
+            *_regression_action(match["overhead"]),
             "If the weights alone come near the Metal limit (a 27B model in 4 bits on a 32 GB Mac, "
             "vllm-project/vllm-metal#398, failed even at 0.98), serve a smaller or more quantized model.",
         ],
         confidence=0.8,
     )
+
+
+# An overhead this large is not the model's: vllm-metal#585 measured 37.86 GB where 2.02 GB was usual
+_OVERHEAD_SUSPECT_GB = 5.0
+
+
+def _regression_action(overhead: str | None) -> list[str]:
+    """vllm-metal's own regression, when the overhead it printed is large or not printed at all."""
+    if overhead is not None and float(overhead) < _OVERHEAD_SUSPECT_GB:
+        return []
+    return [
+        "If the overhead is many GB where an earlier release needed about 2, it is vllm-metal's: "
+        "vllm-project/vllm-metal#585 traced a 19-fold overhead (37.86 GB against 2.02 GB) to the "
+        "MLX_MAX_MB_PER_BUFFER=2000 default its PR #578 added; run the release before it, or override that variable."
+    ]
 
 
 RULE_METAL_MEMORY = Rule(
@@ -84,6 +97,7 @@ RULE_METAL_MEMORY = Rule(
         limits="vllm-metal's budget formula is its own; the rule reads its figures, it does not recompute them.",
         references=[
             "https://l2dy.github.io/notes/AI/Running-MLX-models-with-vLLM-on-Apple-Silicon-macOS",
+            "https://github.com/vllm-project/vllm-metal/issues/398",
             "https://github.com/vllm-project/vllm-metal/issues/585",
         ],
     ),

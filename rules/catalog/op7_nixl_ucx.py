@@ -22,8 +22,8 @@ NIXL_STATUS = "NIXL_ERR_BACKEND"  # as another program's logger writes it (Dynam
 _CAUSES = {
     "ucx_no_cuda": "the UCX it loaded has no CUDA transports (cuda_copy, cuda_ipc), so GPU memory cannot be "
     "registered: a UCX built without CUDA, or a system one found before the UCX NIXL's wheel bundles",
-    "ucx_version": "the UCX it loaded ({version}) is older than the one NIXL was built against: a system UCX or "
-    "HPC-X found before the UCX NIXL's wheel bundles",
+    "ucx_version": "the UCX it loaded ({version}) is older than the one NIXL requires: an image that ships an older "
+    "UCX, or a system UCX or HPC-X found before the UCX NIXL's wheel bundles",
 }
 
 
@@ -41,10 +41,16 @@ def _check_nixl(facts: Facts) -> list[Finding]:
     return [
         RULE_NIXL.finding(
             Severity.CRITICAL if cause else Severity.HIGH,
-            "NIXL's UCX backend failed (NIXL_ERR_BACKEND): " + (why or "UCX's own lines above it say why"),
+            ("NIXL's UCX backend failed (NIXL_ERR_BACKEND): " if failed is not cause else "NIXL's UCX backend: ")
+            + (why or "UCX's own lines above it say why"),
             summary="vLLM's NixlConnector moves the KV cache between prefill and decode instances through NIXL, whose "
-            "UCX backend registers the GPUs' memory and connects the instances; NIXL reports any failure of UCX as "
-            "NIXL_ERR_BACKEND, so the cause is in UCX's lines (its WARN and ERROR lines before it).",
+            "UCX backend registers the GPUs' memory and connects the instances; "
+            + (
+                "NIXL reports any failure of UCX as NIXL_ERR_BACKEND, so the cause is in UCX's lines (its WARN and "
+                "ERROR lines before it)."
+                if failed is not cause
+                else "the line names what UCX lacks, and NIXL's backend cannot start without it."
+            ),
             evidence=evidence,
             changes=[
                 ConfigChange(

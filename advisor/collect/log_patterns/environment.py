@@ -511,8 +511,8 @@ PATTERNS: tuple[Pattern, ...] = (
         ("requires the following packages that were not found", "Encountered exception while importing"),
         K.REMOTE_CODE_IMPORTS,
         r"requires the following packages that were not found in your environment: (?P<packages>[\w., -]+?)\.\s"
-        r"|Encountered exception while importing (?P<module>[\w.]+): No module named",
-        lambda m: {"message": (m["packages"] or m["module"]).strip()},
+        r"|Encountered exception while importing [\w.]+: No module named '(?P<missing>[\w]+)",
+        lambda m: {"message": (m["packages"] or m["missing"]).strip()},
     ),
     wording(  # transformers' AutoConfig.register (models/auto/configuration_auto.py) refusing a name it defines itself
         ("is already used by a Transformers config",),

@@ -335,8 +335,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|(?P<ucx_no_cuda>transports '(?:cuda_ipc|cuda_copy)'(?:,'(?:cuda_ipc|cuda_copy)')? (?:is|are) not available)"
         # (NIXL's own words for it: `UCP API version is incompatible: required >= 1.19, actual 1.16.0`,
         # ai-dynamo/nixl#1023)
-        r"|(?P<ucx_version>UCP (?:API )?version is incompatible(?:, required: |: required >= )(?P<required>[\d.]+),? "
-        r"actual:? (?P<actual>[\d.]+))",
+        r"|(?P<ucx_version>UCP (?:API )?version is incompatible(?:, required: |: required >= )"
+        r"(?P<required>\d+(?:\.\d+)*),? actual:? (?P<actual>\d+(?:\.\d+)*))",
         lambda m: {
             "message": m.lastgroup,  # the outer group closes after the versions nested in it
             "version": f"required {m['required']}, loaded {m['actual']}" if m["required"] else None,
@@ -746,7 +746,7 @@ PATTERNS: tuple[Pattern, ...] = (
         r"error: [‘'`](?P<intrinsic>_mm\d*_\w+)[’'`] was not declared in this scope"
         r"|error: invalid feature modifier in [‘'`](?P<march>-march=[^’'`]+)[’'`]"
         r"|error: unrecognized command-line option [‘'`](?P<option>-m(?:avx|amx|arch)[^’'`]*)[’'`]"
-        r"|\w+ backend requires (?P<version>gcc/g\+\+ >= [\d.]+)",
+        r"|\w+ backend requires (?P<version>gcc/g\+\+ >= \d+(?:\.\d+)*)",
         lambda m: {"message": m["intrinsic"] or m["march"] or m["option"] or m["version"]},
     ),
     wording(  # Triton's compiler giving up on a kernel: LLVM's fatal error (the process aborts), the pass manager's

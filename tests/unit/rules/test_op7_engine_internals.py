@@ -101,3 +101,12 @@ def test_a_server_whose_release_had_the_field_is_not_told_it_is_too_old():
         "AttributeError: 'EngineArgs' object has no attribute 'runner'",
     )
     assert getattr(top_finding(*lines), "rule", None) != "OP-7.69"
+
+
+def test_a_server_a_patch_release_too_old_is_told_so():
+    # runner came in 0.10.1.1: a 0.10.0 server lacks it though its minor is the same
+    lines = (
+        "INFO 01-01 00:00:00 api_server.py:1] vLLM API server version 0.10.0",
+        "AttributeError: 'EngineArgs' object has no attribute 'runner'",
+    )
+    assert top_finding(*lines).rule == "OP-7.69"

@@ -64,3 +64,8 @@ def test_transformers_warning_for_a_remote_code_import_names_the_package_to_inst
 def test_the_same_warning_for_an_import_that_failed_otherwise_is_not_a_missing_package():
     line = "WARNING 01-01 00:00:00 dynamic_module_utils.py:248] Encountered exception while importing timm: cannot x"
     assert top_finding(line).rule != "OP-7.58"
+
+
+def test_the_package_named_is_the_missing_module_not_the_one_imported():
+    top = top_finding("Encountered exception while importing foo.bar: No module named 'foo'")
+    assert top.rule == "OP-7.58" and "`pip install foo`" in top.actions[0]

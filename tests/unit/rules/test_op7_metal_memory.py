@@ -25,3 +25,10 @@ def test_a_fraction_already_high_proposes_no_higher_one():
     top = top_finding(line)
     assert top.rule == "OP-7.182" and top.changes == []
     assert any("smaller or more quantized model" in action for action in top.actions)
+
+
+def test_a_small_overhead_does_not_point_at_vllm_metals_regression_and_a_bare_line_does():
+    assert not any("vllm-metal#585" in action for action in top_finding(NOTES).actions)  # overhead 1.08 GB
+    # vllm-project/vllm-metal#585, verbatim: its cause was that regression (MLX_MAX_MB_PER_BUFFER, PR #578)
+    bare = top_finding("ValueError: Paged attention: not enough Metal memory for KV cache.")
+    assert any("vllm-metal#585" in action for action in bare.actions)

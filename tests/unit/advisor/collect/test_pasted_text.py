@@ -313,6 +313,26 @@ def test_a_failed_comparison_pasted_alone_without_a_message_keeps_the_comparison
     # the exception line Python prints under it is the same error, not a second one
     [one] = parse_lines(["    assert batch_size == 1", "AssertionError"]).events
     assert one.message == "AssertionError: assert batch_size == 1"
+    # one further down is another error
+    later = [
+        "assert batch_size == 1",
+        "INFO 01-01 00:00:00 [a.py:1] starting",
+        "ERROR 01-01 00:00:00 [b.py:2] AssertionError",
+    ]
+    assert [e.message for e in parse_lines(later).events] == [
+        "AssertionError: assert batch_size == 1",
+        "AssertionError",
+    ]
+
+
+def test_pydantics_value_error_cut_before_its_type_is_read_only_as_pydantic_prints_it():
+    """llm-compressor#2805's line (verbatim) is compressed-tensors' validator error, cut before `[type=value_error`;
+    a sentence that happens to start the same way is not."""
+    [event] = parse_lines(
+        ["Value error, Must use group or tensor_group quantization strategy in order to apply"]
+    ).events
+    assert event.message == "ValueError: Must use group or tensor_group quantization strategy in order to apply"
+    assert not parse_lines(["Value error, please retry later"]).events
 
 
 def test_pydantics_line_for_a_validators_error_is_that_error_in_vllms_configuration():
