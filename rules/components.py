@@ -48,27 +48,25 @@ COMPONENTS: tuple[tuple[str, str], ...] = (
 # (`1 validation error for ModelConfig`) and wraps each refusal as `Value error, <words> [type=value_error,
 # input_value=ArgsKwargs(…)]`.
 CONFIGURATION = "vLLM's configuration (validated as it starts)"
-VLLM_CONFIG_CLASSES = (
-    "VllmConfig",
-    "ModelConfig",
-    "CacheConfig",
-    "ParallelConfig",
-    "SchedulerConfig",
-    "DeviceConfig",
-    "LoadConfig",
-    "LoRAConfig",
-    "MultiModalConfig",
-    "SpeculativeConfig",
-    "CompilationConfig",
-    "StructuredOutputsConfig",
-    "KVTransferConfig",
-    "ObservabilityConfig",
-    "PoolerConfig",
-    "AttentionConfig",
+# vLLM's own config classes (vllm/config/*.py in the 0.32 wheel, and earlier releases' DecodingConfig,
+# TokenizerPoolConfig, PromptAdapterConfig; `Config` is the base of some): one list for every reader of them, the
+# pydantic headers here, OP-7.69's dating of a field and OP-7.159's exclusion of vLLM's own classes.
+VLLM_CONFIG_CLASSES = frozenset(
+    "AttentionConfig AuxOutputConfig CacheConfig CompilationConfig DeviceConfig DiffusionConfig DynamicShapesConfig "
+    "ECTransferConfig EPLBConfig EncoderCacheManagerConfig EngramConfig FaultToleranceConfig HiSparseConfig "
+    "IrOpPriorityConfig KVEventsConfig KVTransferConfig KernelConfig LoRAConfig LoadConfig LoggingConfig MambaConfig "
+    "ModelArchitectureConfig ModelConfig MultiModalConfig ObservabilityConfig OffloadConfig ParallelConfig PassConfig "
+    "PoolerConfig PrefetchOffloadConfig ProfilerConfig ReasoningConfig SchedulerConfig SpeculativeConfig "
+    "SpeechToTextConfig StructuredOutputsConfig UVAOffloadConfig VllmConfig WatermarkConfig WeightTransferConfig "
+    "DecodingConfig TokenizerPoolConfig PromptAdapterConfig Config".split()
 )
 # Without a frame, the message's own words (a bare `RuntimeError: NCCL error …`).
 MESSAGE_COMPONENTS: tuple[tuple[str, str], ...] = (
-    *((f"{error} for {name.lower()}", CONFIGURATION) for name in VLLM_CONFIG_CLASSES for error in ("error", "errors")),
+    *(
+        (f"{error} for {name.lower()}", CONFIGURATION)
+        for name in sorted(VLLM_CONFIG_CLASSES - {"Config"})
+        for error in ("error", "errors")
+    ),
     *((f"[type={kind}, input_value=argskwargs(", CONFIGURATION) for kind in ("value_error", "assertion_error")),
     ("transformers.", "transformers"),  # an exception class of its own: `transformers.integrations.….…Error`
     ("nccl", "distributed communication (NCCL)"),

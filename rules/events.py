@@ -19,6 +19,8 @@ from enum import Enum
 
 from pydantic import BaseModel, Field
 
+from rules.components import VLLM_CONFIG_CLASSES
+
 
 class LogEventKind(str, Enum):
     """Every log signature the rules understand."""
@@ -900,36 +902,13 @@ VLLM_CONSTRUCTED_CLASSES = frozenset(
         "ServingPooling",
     }
 )
-# vLLM's configuration classes that code built on vLLM reads fields of (`llm.llm_engine.vllm_config.lora_config`,
-# `engine_args.task`): most of their fields are engine arguments of the same name, whose releases the catalog holds,
-# so an AttributeError naming one of them says which releases had the field (vllm/config/*.py in 0.32, and V0's
-# config.py classes before it).
-VLLM_CONFIG_CLASSES = frozenset(
-    {
-        "EngineArgs",
-        "AsyncEngineArgs",
-        "VllmConfig",
-        "ModelConfig",
-        "CacheConfig",
-        "ParallelConfig",
-        "SchedulerConfig",
-        "DeviceConfig",
-        "LoadConfig",
-        "LoRAConfig",
-        "SpeculativeConfig",
-        "DecodingConfig",
-        "StructuredOutputsConfig",
-        "ObservabilityConfig",
-        "KVTransferConfig",
-        "CompilationConfig",
-        "MultiModalConfig",
-        "PoolerConfig",
-        "PromptAdapterConfig",
-    }
-)
+# vLLM's configuration classes, and its engine arguments, that code built on vLLM reads fields of
+# (`llm.llm_engine.vllm_config.lora_config`, `engine_args.task`): most of their fields are engine arguments of the same
+# name, whose releases the catalog holds, so an AttributeError naming one of them can say which releases had the field.
+CONFIG_OWNERS = frozenset((VLLM_CONFIG_CLASSES - {"Config"}) | {"EngineArgs", "AsyncEngineArgs"})
 # Python's words for a missing attribute of one of them: the class and the field
 CONFIG_ATTRIBUTE = re.compile(
-    rf"'(?P<owner>{'|'.join(sorted(VLLM_CONFIG_CLASSES))})' object has no attribute '(?P<name>\w+)'"
+    rf"'(?P<owner>{'|'.join(sorted(CONFIG_OWNERS))})' object has no attribute '(?P<name>\w+)'"
 )
 # A warning's words that say something failed (UCX logs `Unexpected UCX error: Request canceled` at W; vLLM's
 # `Failed to close mmap_obj`): the collector keeps such a warning no wording knows (VC-4), and VC-5 names such a

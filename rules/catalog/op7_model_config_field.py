@@ -18,21 +18,11 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
+from rules.components import VLLM_CONFIG_CLASSES
 from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
-# vLLM's own config classes (vllm/config/*.py in the 0.32 wheel, and earlier releases' DecodingConfig,
-# TokenizerPoolConfig, PromptAdapterConfig): a caller's mismatch with vLLM, not the model's config
-VLLM_CONFIG_CLASSES = frozenset(
-    "AttentionConfig AuxOutputConfig CacheConfig CompilationConfig DeviceConfig DiffusionConfig DynamicShapesConfig "
-    "ECTransferConfig EPLBConfig EncoderCacheManagerConfig EngramConfig FaultToleranceConfig HiSparseConfig "
-    "IrOpPriorityConfig KVEventsConfig KVTransferConfig KernelConfig LoRAConfig LoadConfig LoggingConfig MambaConfig "
-    "ModelArchitectureConfig ModelConfig MultiModalConfig ObservabilityConfig OffloadConfig ParallelConfig PassConfig "
-    "PoolerConfig PrefetchOffloadConfig ProfilerConfig ReasoningConfig SchedulerConfig SpeculativeConfig "
-    "SpeechToTextConfig StructuredOutputsConfig UVAOffloadConfig VllmConfig WatermarkConfig WeightTransferConfig "
-    "DecodingConfig TokenizerPoolConfig PromptAdapterConfig Config".split()
-)
 # A config class without a field, vLLM's own classes left out by name
 MISSING_FIELD = re.compile(
     rf"'(?!(?:{'|'.join(sorted(VLLM_CONFIG_CLASSES))})')(?P<cls>\w*Config)' object has no attribute '(?P<field>\w+)'"
