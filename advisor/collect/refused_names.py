@@ -93,9 +93,14 @@ def _config_field_releases(said: str) -> ArgumentReleases:
     if found is None or not read:
         return ArgumentReleases()
     owner = "AsyncEngineArgs" if found["owner"] == "AsyncEngineArgs" else "EngineArgs"
-    releases = _engine_argument_releases(owner, found["name"], read)
+    return _dated(_engine_argument_releases(owner, found["name"], read), read)
+
+
+def _dated(releases: ArgumentReleases, read: list[str]) -> ArgumentReleases:
+    """The releases, where they date a name: none when no release read had it, or every one did (the oldest read
+    already took it), since neither says which release the caller was written for."""
     if releases.absent_from is not None or releases.known_in_release == read[0]:
-        return ArgumentReleases()  # no release had it, or every one did: the table cannot date it
+        return ArgumentReleases()
     return releases
 
 
@@ -119,10 +124,7 @@ def _unnamed_constructor_releases(keyword: str) -> ArgumentReleases:
     read = message_catalog().engine_args_minors
     if "_" not in keyword or not read:
         return ArgumentReleases()
-    releases = _engine_argument_releases(ENGINE_ARG_CLASSES["EngineArgs.__init__"], keyword, read)
-    if releases.absent_from is not None or releases.known_in_release == read[0]:
-        return ArgumentReleases()
-    return releases
+    return _dated(_engine_argument_releases(ENGINE_ARG_CLASSES["EngineArgs.__init__"], keyword, read), read)
 
 
 def _struct_keyword_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentReleases:
