@@ -1139,7 +1139,8 @@ def _args_from_text(text: str) -> dict[str, str]:
     if text.startswith("{"):
         try:
             value = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
+        # TypeError: a literal Python parses and cannot build (a set holding a list); the same text, read as pairs
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return args_from_repr(text[1:-1], separator=":")
         if isinstance(value, dict):
             return args_from_repr(", ".join(f"{k}={v!r}" for k, v in value.items()))

@@ -459,6 +459,7 @@ def _mapping(text: str) -> dict[str, Any] | None:
     except ValueError:
         try:
             value = ast.literal_eval(text)
-        except (ValueError, SyntaxError, MemoryError, RecursionError):
+        # TypeError: a literal Python cannot build (`{[1, 1]}`, torch's `CUDABoolType{[1, 1]}`: a set of lists)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             return None
     return value if isinstance(value, dict) else None

@@ -591,6 +591,14 @@ def test_non_default_args_line_becomes_vllm_serve_flags():
     }
 
 
+def test_non_default_args_python_cannot_build_are_read_as_pairs_not_a_crash():
+    # a value that parses as a set of lists (torch-style `{[1, 1]}`): ast.literal_eval raises TypeError on it
+    event = only_event(
+        "(APIServer pid=1) INFO 01-01 00:00:00 [utils.py:1] non-default args: {'model': 'm', 'x': {[1, 1]}}"
+    )
+    assert event.kind == K.NON_DEFAULT_ARGS and event.args.get("--model") == "m"
+
+
 def test_old_namespace_args_keep_only_the_flags_triage_reads():
     event = only_event(
         "INFO 03-01 00:00:00 api_server.py:1] args: Namespace(host=None, port=8000, "

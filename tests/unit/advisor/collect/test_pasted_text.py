@@ -292,6 +292,15 @@ def test_a_whole_line_in_markdowns_inline_code_is_read_through_and_its_inner_spa
     assert unwrap("```").text == "```"
 
 
+def test_a_braced_literal_python_cannot_build_is_no_error_body_and_no_crash():
+    """vllm-project/vllm-omni#5348: torch prints a tensor's type and shape as `CUDABoolType{[1, 1]}`, which
+    ast.literal_eval parses as a set of lists and then cannot build (TypeError: unhashable type)."""
+    line = "RuntimeError: expand(CUDABoolType{[1, 1]}, size=[0]): the number of sizes"
+    assert (unwrap(line).text, unwrap(line).how) == (line, "line")
+    [event] = parse_lines([line]).events
+    assert event.exception == "RuntimeError"
+
+
 def test_a_failed_asserts_source_line_pasted_alone_names_the_assertion_error_it_raised():
     """vllm-ascend's sleep mode (the corpus's startup-ascend-sleep-mode-camem-not-compiled): only the `assert` line
     of the traceback was pasted. An assert of a name calls nothing that could raise deeper: it failed."""
