@@ -468,6 +468,11 @@ def _leading_sentences(pattern: str) -> list[tuple[re.Pattern[str], int]]:
 
 _LEADING_FIELD = re.compile(r"^(\(\?P<\w+>)\.\+\??\)")
 _SENTENCE_FIELD = re.compile(r" [A-Z][a-z]")  # the field is followed by a new sentence: it is one itself
+# What words before a quoted message leave in a field that spans them: a sentence's or a clause's end, a colon, a
+# quote or a bracket (`I got a warning: `awq …`, pydantic's `Value error, torch.bfloat16 …`, a logger's
+# `warning:[arg_utils.py:1746] --kv-transfer-config …`). A field without them is vLLM's own words (`Compute Capability
+# < 8.0 is not supported by the V1 Engine.`, vllm#23531's log).
+_LEAD_IN = re.compile(r"[.!?;,。]\s|[:：`'\"\[\]]")
 _ONE_WORD = r"""[`'"]?(?:[^\s`'"]+)[`'"]?)"""
 
 
@@ -476,7 +481,8 @@ def _one_word_lead(match: re.Match[str], text: str) -> re.Match[str]:
     words, not the sentence (`I got a warning: `awq quantization is not fully optimized yet`). Only the fields'
     values change: where the match lies (which message quotes which) is the whole match's."""
     lead = _LEADING_FIELD.match(match.re.pattern)
-    if lead is None or not any(c.isspace() for c in match.group(1) or ""):
+    field = (match.group(1) or "") if lead is not None else ""
+    if not any(c.isspace() for c in field) or not _LEAD_IN.search(field):
         return match
     if _SENTENCE_FIELD.match(match.re.pattern[lead.end() :]):  # `{message} Falling back to …`: a sentence
         return match

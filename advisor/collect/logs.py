@@ -734,6 +734,8 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
         exception = ("AssertionError", failed["words"] or failed["condition"])
     if exception is None and not state.frames and _PYTHON_CALL_REFUSAL.match(text):
         exception = ("TypeError", text)  # Python's refusal of a call's arguments, pasted without its class
+    if exception is None and not state.frames and "() " in text and (inside := _CALL_REFUSAL_INSIDE.search(text)):
+        exception = ("TypeError", inside["call"])  # the same at the end of a person's sentence or a status's line
     if (
         exception is None
         and not state.frames
@@ -770,6 +772,14 @@ _PYTHON_CALL_REFUSAL = re.compile(
     r"^[A-Za-z_][\w.]*\(\) (?:takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given"
     r"|got an unexpected keyword argument '\w+(?:-\w+)*'|missing \d+ required (?:positional|keyword-only) "
     r"arguments?: .+)$"
+)
+# The same refusal ending a line that holds more before it: a person's sentence quoting it (`… it will raise error:
+# "LLM.generate() got an unexpected keyword argument 'prompt_token_ids' "`, openai/openai-cookbook PR #2353) or an
+# HTTP status before it (`400 Gemma4ToolParser.__init__() takes 2 positional arguments but 3 were given`, vllm#38837)
+_CALL_REFUSAL_INSIDE = re.compile(
+    r"(?<![\w.])(?P<call>[A-Za-z_][\w.]*\(\) (?:takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) "
+    r"given|got an unexpected keyword argument '\w+(?:-\w+)*'|missing \d+ required (?:positional|keyword-only) "
+    r"arguments?: '[^\n]+'))[\s\"'`.]*$"
 )
 # vLLM's engine arguments refusing a keyword inside a framework's own error line, after its words (Xinference's
 # `Server error: 500 - [address=0.0.0.0:46149, pid=156] AsyncEngineArgs.__init__() got an unexpected keyword

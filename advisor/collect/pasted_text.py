@@ -76,6 +76,9 @@ _BOLD = re.compile(r"(?:(?<=^)|(?<=\s))\*\*(?=\S)(?P<text>.+?)(?<=\S)\*\*(?=\s|$
 # A whole line an issue wrapped in Markdown's inline code (`` `KeyError: 'layers.0.mlp.down_proj.weight'` ``,
 # unslothai/unsloth#1208): the words inside are the line; a code span inside it keeps its backticks.
 _INLINE_CODE = re.compile(r"^\s*`(?!`)(?P<text>[^`](?:[^`]|`[^`]*`)*?)`\s*$")
+# An exception line an issue set in Markdown's italics (`_ModuleNotFoundError: No module named 'x'_`,
+# ROCm/vllm#48): only a whole line that is an exception class's line, so a name's own underscores are never taken.
+_ITALIC_EXCEPTION = re.compile(r"^\s*_(?P<text>[A-Z]\w*(?:Error|Exception|Warning):\s.*\S)_\s*$")
 
 
 # Python's own exception classes by their lowercase spelling: a line a person (or an issue title's editor) typed in
@@ -131,6 +134,8 @@ def unwrap(line: str) -> Unwrapped:
         line = _BOLD.sub(r"\g<text>", line)
     if line.lstrip().startswith("`") and (code := _INLINE_CODE.match(line)):
         line = code.group("text")
+    if line.lstrip().startswith("_") and (italic := _ITALIC_EXCEPTION.match(line)):
+        line = italic.group("text")
     line = _unescaped(_recased(line))
     escaped = _ESCAPED_BODY.search(line) if '{\\"' in line else None  # a substring test first: this runs per line
     if escaped is not None:  # the body with its string's escaping undone, once

@@ -87,10 +87,11 @@ def _check_nccl_timeout(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.NCCL_WATCHDOG_TIMEOUT)
     if not events:
         return []
-    first = events[0]
+    first = next((e for e in events if e.ran_ms is not None), events[0])
     library = first.component or "NCCL"
     evidence = [c.log_evidence(first, f"{library} collective ran", first.ran_ms, first.timeout_ms, ">", "ms")]
     ranks = sorted({e.rank for e in events if e.rank is not None})
+    ranked = f"on rank(s) {', '.join(map(str, ranks)) or '?'}"
     flags = facts.config.flags if facts.config else {}
     custom_off = "--disable-custom-all-reduce" in flags
     ascend = library == "HCCL"  # torch_npu's watchdog: neither vLLM's CUDA all-reduce kernel nor CUDA graphs
@@ -98,7 +99,10 @@ def _check_nccl_timeout(facts: Facts) -> list[Finding]:
         RULE_NCCL.finding(
             Severity.CRITICAL,
             f"{library} {first.op_type or 'collective'} ran {fmt(first.ran_ms)} ms > timeout "
-            f"{fmt(first.timeout_ms)} ms on rank(s) {', '.join(map(str, ranks)) or '?'}",
+            f"{fmt(first.timeout_ms)} ms {ranked}"
+            if first.ran_ms is not None
+            # a line cut after its colon: the watchdog fired, how long the collective ran is not in the text
+            else f"the {library} watchdog timed out a collective {ranked}",
             summary="A rank stopped participating in a collective; the process group is taken down.",
             evidence=evidence,
             confidence=0.9,

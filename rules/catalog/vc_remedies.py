@@ -360,6 +360,20 @@ REMEDIES: tuple[Remedy, ...] = (
         "model card's Mistral-format command fits the original repository only, not a Hugging Face-format or GGUF "
         "conversion of it (vllm#17210, the maintainers).",
     ),
+    Remedy(  # the same warning for the GPU, not a setting: 0.8-0.10's V1 needed compute capability 8.0 (vllm#23531: a
+        # T4 serving a pooling model fell back to V0, whose pooling runner has no prefix caching; a maintainer pointed
+        # the reporter at main after a merged change)
+        "is not supported by the V1 Engine",
+        "vllm",
+        "setting",
+        "upgrade",
+        "the GPU's compute capability is below 8.0 (Turing, Volta), where this release runs its older V0 engine, "
+        "without what only V1 does",
+        captured="Compute Capability",
+        action="The GPU, not a setting, sent the server to V0: features only V1 had in this release (prefix caching "
+        "for pooling models, vllm#23531) are off on it. Upgrade vLLM to a release whose V1 engine runs on compute "
+        "capability below 8.0 (V0 was removed after 0.10), or serve on an Ampere or newer GPU.",
+    ),
     Remedy(  # vllm/engine/arg_utils.py (0.8-0.11): a setting V1 did not support sends the server back to V0
         "is not supported by the V1 Engine",
         "the setting the warning names",

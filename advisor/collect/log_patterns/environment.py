@@ -147,6 +147,8 @@ def _gpu_fault(match: re.Match[str]) -> Fields:
         return {"message": match["cuda"]}
     if match["off_bus"]:
         return {"message": match.string.strip().removeprefix("NVRM: "), "xid": 79}
+    if match["bare_xid"]:
+        return {"message": match["bare_words"].strip(), "xid": int(match["bare_xid"]), "device": None}
     words = re.sub(r"^pid=[^,]*, (?:name=[^,]*, )?", "", match["words"]).strip()  # the process the driver names
     return {"message": words or None, "xid": int(match["xid"]), "device": match["device"]}
 
@@ -441,10 +443,12 @@ def _pod_event(match: re.Match[str]) -> Fields:
 
 
 PATTERNS: tuple[Pattern, ...] = (
-    wording(  # NCCL (ProcessGroupNCCL's "Last error:") when /dev/shm cannot hold its segments
-        ("Error while creating shared memory segment",),
+    wording(  # NCCL (ProcessGroupNCCL's "Last error:") when /dev/shm cannot hold its segments; NCCL's own WARN
+        # from shmutils.cc when fallocate of the segment fails ("Error: failed to extend %s to %ld bytes, error: …")
+        ("Error while creating shared memory segment", "failed to extend /dev/shm/"),
         K.SHM_TOO_SMALL,
-        r"Error while creating shared memory segment (?P<segment>/dev/shm/\S+)(?: \(size \d+\))?(?P<bytes>)",
+        r"Error while creating shared memory segment (?P<segment>/dev/shm/\S+)(?: \(size \d+\))?(?P<bytes>)"
+        r"|failed to extend /dev/shm/\S+ to \d+ bytes, error: No space left on device",
         _shm,
     ),
     wording(  # Ray, started by old vLLM releases for tensor parallelism; its raylet's own words when its object
@@ -1466,6 +1470,8 @@ PATTERNS: tuple[Pattern, ...] = (
         ("Xid", "uncorrectable ECC error", "uncorrectable NVLink error", "fallen off the bus"),
         K.GPU_FAULT,
         r"NVRM: Xid \((?:PCI:)?(?P<device>[0-9A-Fa-f:.]+)\): (?P<xid>\d+),? ?(?P<words>.*)"
+        # a kernel-log record quoted without NVRM's prefix and the GPU's address (vllm#53726: `Xid 31 GPC1 …`)
+        r"|(?<![\w(])Xid (?P<bare_xid>\d{1,3})\b,? ?(?P<bare_words>[A-Z].*)"
         r"|(?P<cuda>uncorrectable (?:ECC|NVLink) error (?:encountered|detected during the execution))"
         r"|(?P<off_bus>fallen off the bus)",
         _gpu_fault,

@@ -96,15 +96,26 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": m["format"]},
     ),
     wording(  # what every exiting process prints, whatever stopped it (HL-7 reads it only when nothing else is there)
-        ("destroy_process_group() was not called", "objects to clean up at shutdown", "Exception ignored in: <"),
+        (
+            "destroy_process_group() was not called",
+            "objects to clean up at shutdown",
+            "Exception ignored in: <",
+            "Python is likely shutting down",
+        ),
         K.EXIT_NOISE,
         r"(?P<pg>destroy_process_group\(\) was not called before program exit)"
         r"|(?P<shm>There appear to be \d+ leaked \w+ objects to clean up at shutdown)"
-        r"|(?P<del>^Exception ignored in: <(?:function|bound method) [\w.]*__del__)",
+        r"|(?P<del>^Exception ignored in: <(?:function|bound method) [\w.]*__del__)"
+        # an import a destructor tried while the interpreter tore itself down (run-llama/llama_index#13019: LlamaIndex's
+        # Vllm wrapper's __del__ after the call had run; the maintainer: noise at shutdown, not a failure)
+        r"|(?P<meta>sys\.meta_path is None, Python is likely shutting down)",
         lambda m: {
-            "message": {"pg": "an undestroyed process group", "shm": "leaked shared memory", "del": "a finaliser"}[
-                m.lastgroup or "pg"
-            ]
+            "message": {
+                "pg": "an undestroyed process group",
+                "shm": "leaked shared memory",
+                "del": "a finaliser",
+                "meta": "an import during the interpreter's shutdown",
+            }[m.lastgroup or "pg"]
         },
     ),
     wording(  # vLLM 0.32's shutdown (v1/engine/core.py): the signal, the mode (--shutdown-timeout: 0 aborts), the count
@@ -238,7 +249,8 @@ PATTERNS: tuple[Pattern, ...] = (
         ("during inference",),
         K.JIT_DURING_INFERENCE,
         r"(?P<runtime>Triton|CuTeDSL|TileLang)\b[\w /-]*? during inference: (?P<kernel>[\w.]+)",
-        lambda m: {"message": m["runtime"], "function": m["kernel"]},
+        # (the kernel's name ends before the sentence's full stop: `… inference: _zero_kv_blocks_kernel. This causes`)
+        lambda m: {"message": m["runtime"], "function": m["kernel"].rstrip(".")},
     ),
     wording(  # distributed/device_communicators/shm_broadcast.py; 0.5-0.6 worded it without the queue's name
         # (`No available block found in 60 second.`)
@@ -288,12 +300,14 @@ PATTERNS: tuple[Pattern, ...] = (
         K.NCCL_WATCHDOG_TIMEOUT,
         # WorkHCCL: torch_npu's watchdog on Ascend, in the same words (vllm-ascend#382)
         r"\[Rank (?P<rank>\d+)\] Watchdog caught collective operation timeout: Work(?P<lib>NCCL|HCCL)\(.*?"
-        r"OpType=(?P<op>\w+).*?Timeout\(ms\)=(?P<t>\d+)\) ran for (?P<ran>\d+) milliseconds",
+        r"OpType=(?P<op>\w+).*?Timeout\(ms\)=(?P<t>\d+)\) ran for (?P<ran>\d+) milliseconds"
+        # the line cut after its colon, as a paste often is (vllm#42354): the rank, nothing of the collective
+        r"|\[Rank (?P<cut_rank>\d+)\] Watchdog caught collective operation timeout:?\s*$",
         lambda m: {
-            "rank": int(m["rank"]),
+            "rank": int(m["rank"] or m["cut_rank"]),
             "op_type": m["op"],
-            "timeout_ms": int(m["t"]),
-            "ran_ms": int(m["ran"]),
+            "timeout_ms": int(m["t"]) if m["t"] else None,
+            "ran_ms": int(m["ran"]) if m["ran"] else None,
             "component": m["lib"],
         },
     ),

@@ -31,6 +31,12 @@ def test_a_paste_of_only_exit_noise_is_sent_to_the_lines_before_it():
     assert "--previous --tail=-1" in finding.actions[0]
 
 
+def test_an_import_a_destructor_tried_at_interpreter_shutdown_is_noise():
+    # run-llama/llama_index#13019, verbatim: raised from Vllm.__del__ after the call had run (the maintainer: noise)
+    [finding] = _top("ImportError: sys.meta_path is None, Python is likely shutting down")
+    assert finding.rule == "HL-7" and "(an import during the interpreter's shutdown)" in finding.title
+
+
 def test_noise_beside_a_cause_is_left_out():
     findings = _top("RuntimeError: CUDA error: out of memory", PG)
     assert findings and "HL-7" not in [f.rule for f in findings]

@@ -112,6 +112,14 @@ def test_torch_npus_hccl_watchdog_is_the_same_timeout_without_the_cuda_alternati
     assert finding.alternatives == [] and "npu-smi info" in finding.actions[1]
 
 
+def test_the_watchdog_line_cut_after_its_colon_still_names_the_timeout_and_the_rank():
+    # vllm#42354, verbatim as a commenter pasted it: the rest of the line (the collective, its times) is not there
+    line = "[Rank 1] Watchdog caught collective operation timeout:"
+    [finding] = op3.RULE_NCCL.evaluate(Facts(events=parse_lines([line]).events))
+    assert finding.title == "the NCCL watchdog timed out a collective on rank(s) 1"
+    assert "Find the rank that hung or died first" in finding.actions[0]
+
+
 def test_a_worker_dying_in_the_shutdown_after_a_failed_start_is_not_reported():
     failed = event(K.ENGINE_CORE_FAILED, line_no=57)
     facts = Facts(events=[failed, event(K.WORKER_DIED, line_no=81, process="VllmWorker-0")])

@@ -35,6 +35,16 @@ def test_the_xid_line_is_read_with_its_number_and_the_gpus_address():
     assert event.message.startswith("Row Remapper:")  # the process the driver names is not the Xid's words
 
 
+def test_a_kernel_log_record_quoted_without_nvrms_prefix_is_still_the_xid():
+    # vllm#53726: a commenter's kern.log records, the prefix and the GPU's address not quoted
+    line = "08-04 06:43:55 Xid 31 GPC1 GPCCLIENT_T1_9  @ 0xede3_7fa00000  FAULT_PDE ACCESS_TYPE_VIRT_READ"
+    [event] = parse_lines([line]).of_kind(LogEventKind.GPU_FAULT)
+    assert (event.xid, event.device) == (31, None) and event.message.startswith("GPC1 GPCCLIENT_T1_9")
+    top = evaluate(_facts([line])).top
+    assert top.rule == "OP-7.33" and "restart the application" in top.actions[0]
+    assert parse_lines(["the Xid 31 errors went away"]).of_kind(LogEventKind.GPU_FAULT) == []  # prose about one
+
+
 def test_the_drivers_words_for_a_gpu_off_the_bus_without_an_xid_line_are_xid_79():
     """NVIDIA/NVSentinel#155: a newer driver's dmesg, over three NVRM lines, and no Xid line."""
     lines = [

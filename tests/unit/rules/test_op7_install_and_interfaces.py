@@ -84,6 +84,9 @@ def test_a_parser_refusing_vllms_keywords_is_its_interface_not_the_request():
     assert "--reasoning-parser-plugin" in top.actions[0] and "without --reasoning-parser" in top.actions[1]
     tool = top_finding("TypeError: MyToolParser.__init__() takes 2 positional arguments but 3 were given")
     assert tool.rule == "OP-7.129" and "--tool-parser-plugin" in tool.actions[0]
+    # vllm#38837, verbatim: the refusal as the client got it, an HTTP status before Python's words without a class
+    status = top_finding("400 Gemma4ToolParser.__init__() takes 2 positional arguments but 3 were given")
+    assert status.rule == "OP-7.129" and "Gemma4ToolParser" in status.title
 
 
 def test_cmakes_failed_configure_points_at_nvcc_for_the_cuda_target():

@@ -186,6 +186,16 @@ def test_a_message_that_starts_with_a_field_takes_one_word_from_a_persons_senten
     assert "upgrade vLLM" in top.actions[0] and "kernels" in top.actions[0]
 
 
+def test_a_field_at_the_start_of_vllms_own_line_keeps_its_words_and_the_gpu_is_named_not_a_setting():
+    # vllm#23531, verbatim: a T4 (compute capability 7.5) fell back to V0; no person's words before the message
+    top = _top(
+        "(APIServer pid=5460) WARNING 08-25 20:02:55 [arg_utils.py:1770] Compute Capability < 8.0 is not supported "
+        "by the V1 Engine. Falling back to V0."
+    )
+    assert top.title.startswith("vLLM warned: Compute Capability < 8.0 is not supported by the V1 Engine")
+    assert top.actions[0].startswith("The GPU, not a setting, sent the server to V0")
+
+
 def test_requests_over_the_logprobs_limit_and_a_model_without_pipeline_parallelism_get_their_remedies():
     logprobs = _top(
         "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': 'Cannot request more than 5 "

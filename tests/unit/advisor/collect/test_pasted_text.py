@@ -301,6 +301,15 @@ def test_a_braced_literal_python_cannot_build_is_no_error_body_and_no_crash():
     assert event.exception == "RuntimeError"
 
 
+def test_an_exception_line_in_markdowns_italics_is_read_through_and_a_names_underscores_are_left():
+    """ROCm/vllm#48: the reporter set the error line in italics, `_` on either side."""
+    assert unwrap("_ModuleNotFoundError: No module named 'hipbsolidxgemm'_").text == (
+        "ModuleNotFoundError: No module named 'hipbsolidxgemm'"
+    )
+    assert unwrap("_OpNamespace_ has no attribute_").text == "_OpNamespace_ has no attribute_"
+    assert unwrap("__init__() got an unexpected keyword argument 'x_'").text.startswith("__init__()")
+
+
 def test_a_failed_asserts_source_line_pasted_alone_names_the_assertion_error_it_raised():
     """vllm-ascend's sleep mode (the corpus's startup-ascend-sleep-mode-camem-not-compiled): only the `assert` line
     of the traceback was pasted. An assert of a name calls nothing that could raise deeper: it failed."""

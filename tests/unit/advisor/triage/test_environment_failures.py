@@ -33,6 +33,12 @@ def test_an_nccl_shared_memory_segment_that_cannot_be_created_asks_for_a_larger_
     assert top.changes[0].kind == "setting" and any("--ipc=host" in a for a in top.actions)
 
 
+def test_nccls_own_warning_that_it_could_not_extend_its_segment_is_the_same_shm_too_small():
+    # a GitCode post on Dynamo serving through vLLM with TP above 1 in a container, verbatim; NCCL's shmutils.cc
+    top = _top("Error: failed to extend /dev/shm/nccl-YrFC5V to 33030532 bytes, error: No space left on device\n")
+    assert top.rule == "OP-7.1" and top.changes[0].command_line() == "--shm-size 10g"
+
+
 def test_rays_shm_warning_gives_the_size_the_container_has():
     top = _top(
         "WARNING: The object store is using /tmp instead of /dev/shm because /dev/shm has only 67108864 bytes "
