@@ -143,6 +143,10 @@ class LogEventKind(str, Enum):
     # fields were present in the request but ignored: {'stream_otpions'}"; request_field: the first that misspells a
     # known one, nearest_field: that one (only such fields are kept: other extras are often deliberate)
     REQUEST_FIELD_IGNORED = "request_field_ignored"
+    # the openai Python package's create() refusing a keyword before any request is sent ("Completions.create() got
+    # an unexpected keyword argument 'top_k'"); request_field: the keyword; component: VLLM_REQUEST_FIELD or
+    # REMOVED_REQUEST_FIELD when vLLM's request models (0.32) have it or had it, else None
+    CLIENT_KEYWORD_REFUSED = "client_keyword_refused"
     # token ids a request carried, from its JSON body or vLLM's request log: "stop_token_ids": [151645]
     REQUEST_TOKEN_IDS = "request_token_ids"
     # a device kernel's index past its tensor: "index value 151645 exceeds bounds 129280" (Ascend's IndexCheck),
@@ -736,6 +740,10 @@ class LogEventKind(str, Enum):
     # a kernel's architecture guard (vLLM's CUTLASS kernels print it, then trap): "This kernel only supports sm120.";
     # message: the architecture it names (sm120, sm100f, sm[100,120))
     KERNEL_ARCH_GUARD = "kernel_arch_guard"
+    # the CUTLASS TMA warp-specialized grouped GEMM of the fused-MoE kernels (TensorRT-LLM's, in FlashInfer) refusing
+    # to initialize: "Failed to initialize cutlass TMA WS grouped gemm. Error: Error Internal (…sm120….cu:60)";
+    # message: the architecture its kernel file names (sm120), when the words hold it
+    MOE_GROUPED_GEMM_INIT_FAILED = "moe_grouped_gemm_init_failed"
     # the server's access log answering 404 to a path it has no route for: `"POST /generate HTTP/1.1" 404 Not Found`;
     # message: the path, component: the method
     ROUTE_NOT_FOUND = "route_not_found"
@@ -906,6 +914,10 @@ VLLM_CONSTRUCTED_CLASSES = frozenset(
 # (`llm.llm_engine.vllm_config.lora_config`, `engine_args.task`): most of their fields are engine arguments of the same
 # name, whose releases the catalog holds, so an AttributeError naming one of them can say which releases had the field.
 CONFIG_OWNERS = frozenset((VLLM_CONFIG_CLASSES - {"Config"}) | {"EngineArgs", "AsyncEngineArgs"})
+# What CLIENT_KEYWORD_REFUSED's component says of the keyword: a field of vLLM's request models, or one only older
+# releases' had (the guided_* fields)
+VLLM_REQUEST_FIELD = "vLLM's request field"
+REMOVED_REQUEST_FIELD = "a request field older vLLM releases read"
 # Python's words for a missing attribute of one of them: the class and the field
 CONFIG_ATTRIBUTE = re.compile(
     rf"'(?P<owner>{'|'.join(sorted(CONFIG_OWNERS))})' object has no attribute '(?P<name>\w+)'"
@@ -1397,6 +1409,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "probe_failures",
     ),
     LogEventKind.KERNEL_ARCH_GUARD: ("message",),
+    LogEventKind.MOE_GROUPED_GEMM_INIT_FAILED: ("message",),
     LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),
     LogEventKind.HARMONY_ERROR: ("message", "token_ids"),
     LogEventKind.AUDIO_UNDECODABLE: ("message",),
@@ -1406,6 +1419,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.REQUEST_SCHEMA_REFUSED: ("request_field", "message", "nearest_field"),
     LogEventKind.RESPONSE_SCHEMA_FAILED: ("message", "request_field"),
     LogEventKind.REQUEST_FIELD_IGNORED: ("request_field", "nearest_field"),
+    LogEventKind.CLIENT_KEYWORD_REFUSED: ("request_field", "component", "message"),
     LogEventKind.INDEX_OUT_OF_BOUNDS: ("index", "index_bound"),
     LogEventKind.CUT_TRACEBACK: ("message", "function", "code_file", "code", "component", "phase", "exception"),
     LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),

@@ -33,6 +33,11 @@ def request_fields() -> frozenset[str]:
     return frozenset(_interface()["fields"]) | frozenset(_interface()["removed"])
 
 
+def removed_request_fields() -> frozenset[str]:
+    """The request fields older releases read and the interface's release no longer has (guided_json …)."""
+    return frozenset(_interface()["removed"])
+
+
 def cli_flags() -> frozenset[str]:
     """Every `--flag` vLLM's command line takes (its engine and front-end arguments, and every add_argument)."""
     return frozenset(_interface()["cli_flags"])

@@ -108,6 +108,18 @@ _TURN_REFUSALS: tuple[tuple[str, str, str, str], ...] = (
         "Send the roles the model's template knows (system, user, assistant, tool): map `developer` to `system` "
         "in the client or the gateway in front of vLLM.",
     ),
+    (
+        # Qwen 3.x's templates: the tool block is anchored on the last user message that is not a `<tool_response>`,
+        # and none is there (a history trimmed to system, assistant and tool turns; a request with tools and only a
+        # system message): `raise_exception('No user query found in messages.')`
+        "No user query found in messages",
+        _HELD,
+        "a conversation with no user message (other than tool responses), which this template anchors its tool "
+        "calls on",
+        "Keep at least one user message (the task's) in every request: an agent or a gateway that trims the history "
+        "to fit the context must not drop the last user turn, and a request with tools needs one beside the system "
+        "message.",
+    ),
 )
 
 

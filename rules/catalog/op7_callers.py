@@ -71,9 +71,49 @@ def _check_caller_argument(facts: Facts) -> list[Finding]:
         in_vllm = engine_args or called_alone or c.installed_package(event.code_file) == "vllm"
         releases_known = event.known_in_release or event.known_releases or event.absent_from_releases
         if vouched or (in_vllm and (event.caller or (engine_args and releases_known) or called_alone)):
+            if _is_method(function):
+                return [_method_finding(event, function, keyword)]
             callee = _callee(function, engine_args, called_alone)
             return [_caller_finding(event, function, keyword, callee, flag=function != SAMPLING_PARAMS_INIT)]
     return []
+
+
+# Keywords vLLM's own methods stopped taking, and what replaced them, as the threads that met them say (the engine
+# arguments' table holds constructors' keywords only)
+_METHOD_KEYWORDS_GONE: dict[tuple[str, str], str] = {
+    ("LLM.generate", "prompt_token_ids"): "newer releases take token ids as the prompt itself: "
+    "`llm.generate(TokensPrompt(prompt_token_ids=ids))` or `llm.generate({'prompt_token_ids': ids})` "
+    "(openai/openai-cookbook PR #2353 changed its gpt-oss notebook so)",
+}
+
+
+def _is_method(function: str) -> bool:
+    """A method of one of vLLM's classes other than its constructor (`LLM.generate`, `AsyncLLMEngine.generate`)."""
+    owner, dot, method = function.rpartition(".")
+    return bool(dot) and method != "__init__" and owner.split(".")[-1] in VLLM_CONSTRUCTED_CLASSES
+
+
+def _method_finding(event: LogEvent, function: str, keyword: str) -> Finding:
+    """A keyword a method of vLLM's refused: the calling code was written against another release's signature."""
+    name = event.caller.replace("_", "-") if event.caller else None
+    who = name or "the calling code"
+    replaced = _METHOD_KEYWORDS_GONE.get((function, keyword))
+    return RULE_CALLER_ARGUMENT.finding(
+        Severity.CRITICAL if event.phase != "serving" else Severity.HIGH,
+        f"{who} calls vLLM's {function} with {keyword}, which the installed release's {function} does not take: "
+        "they are written for different vLLM releases",
+        summary=f"{event.message}: vLLM's {function} changes its keywords between releases, and the code calling "
+        f"it was written for another one. No flag of the server changes a method's signature."
+        + (f" {keyword}: {replaced}." if replaced else ""),
+        evidence=[c.log_evidence(event, name="root_exception", value=event.message)],
+        actions=[
+            f"Change the call to the installed release's {function} (its docstring, or `help(vllm.{function})`, "
+            "lists the keywords)"
+            + (f": {replaced}" if replaced else "")
+            + f"; or install the vLLM release {who} was written for (its requirements name it).",
+        ],
+        confidence=0.8,
+    )
 
 
 def _callee(function: str, engine_args: bool, called_alone: bool) -> str:

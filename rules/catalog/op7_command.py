@@ -23,6 +23,7 @@ import re
 
 from rules import vllm_defaults
 from rules.catalog import common as c
+from rules.catalog.op7_json_flag import is_json_flag_refusal
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
@@ -198,7 +199,8 @@ RULE_UNRECOGNIZED = Rule(
 
 
 def _check_value(facts: Facts) -> list[Finding]:
-    events = facts.events_of(LogEventKind.ARG_VALUE_REFUSED)
+    # a JSON flag's value refused as not JSON, or for its config class: OP-7.188's
+    events = [e for e in facts.events_of(LogEventKind.ARG_VALUE_REFUSED) if not is_json_flag_refusal(e)]
     if not events:
         return []
     event = events[0]

@@ -119,7 +119,34 @@ def _config_field_finding(facts: Facts, event: LogEvent, owner: str, name: str) 
     )
 
 
+# What every release's class sets first in its constructor: missing, the constructor itself failed, and code that
+# touched the half-built object (its __del__, the caller's cleanup) raised this on the way out (vllm#11437: an LLM
+# whose constructor ran out of memory, then LLM.__del__ read llm_engine)
+_SET_IN_CONSTRUCTOR = {("LLM", "llm_engine")}
+
+
+def _half_built(event: LogEvent, owner: str, name: str) -> Finding:
+    return RULE_ENGINE_INTERNALS.finding(
+        Severity.MEDIUM,
+        f"{owner}'s constructor failed before it set {name}: this AttributeError is the consequence, the "
+        "constructor's own exception before it is the cause",
+        summary=f"Every vLLM release's {owner} sets {name} while it is constructed, so an {owner} without it is one "
+        "whose construction raised (the engine failed to start: out of memory, a refused argument, a missing "
+        "kernel). Code that touched the half-built object afterwards, its __del__ or the caller's cleanup, raised "
+        "this on the way out.",
+        evidence=[c.log_evidence(event, name="engine_attribute", value=f"{owner}.{name}")],
+        actions=[
+            f"Read the exception printed before this one (the engine core's error, `Engine core initialization "
+            f"failed`, a CUDA out of memory): that is why {owner}() failed; paste the whole output into `servops "
+            "triage --logs -` to name it.",
+        ],
+        confidence=0.6,
+    )
+
+
 def _finding(facts: Facts, event: LogEvent, owner: str, name: str) -> Finding:
+    if (owner, name) in _SET_IN_CONSTRUCTOR:
+        return _half_built(event, owner, name)
     if owner not in _ENGINES:
         return _front_end_finding(event, owner, name)
     removed = vllm_defaults.V0_REMOVED_FROM

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 
-from advisor.catalog.vllm_interface import nearest_field
+from advisor.catalog.vllm_interface import nearest_field, removed_request_fields, request_fields
 from advisor.collect.log_patterns.pattern import Fields, Pattern, to_int, wording
 from rules.catalog.op5_requests import CHAT_ONLY_FIELDS, NESTED_REQUEST_FIELDS
-from rules.events import NO_CHAT_TEMPLATE
+from rules.events import NO_CHAT_TEMPLATE, REMOVED_REQUEST_FIELD, VLLM_REQUEST_FIELD
 from rules.events import LogEventKind as K
 
 # mistral_common's structure check named without its words (the paste ends after the exception's name)
@@ -49,6 +49,19 @@ def _with_first_output(match: re.Match[str]) -> Fields:
     """0.11 on counts the first output token with the prompt: a prompt exactly the context's length is refused."""
     prompt = to_int(match["prompt"])
     return {"requested_tokens": prompt + 1} if match["plus"] and prompt is not None else {}
+
+
+def _client_keyword(match: re.Match[str]) -> Fields | None:
+    """The keyword the openai package's create() refused, and whether vLLM's request models have it. A `create()`
+    Python names without its class (before 3.10, or cut) is read only for a keyword of vLLM's: any create() says
+    the same of its own arguments."""
+    keyword = match["keyword"] or match["bare"]
+    known = VLLM_REQUEST_FIELD if keyword in request_fields() - removed_request_fields() else None
+    if keyword in removed_request_fields():
+        known = REMOVED_REQUEST_FIELD
+    if match["bare"] and known is None:
+        return None
+    return {"request_field": keyword, "component": known, "message": match.group(0)}
 
 
 def _schema_refusal(match: re.Match[str]) -> Fields:
@@ -102,6 +115,15 @@ _UNKNOWN_FIELD = re.compile(r"Extra inputs are not permitted|extra fields not pe
 
 
 PATTERNS: tuple[Pattern, ...] = (
+    wording(  # the openai package's resource methods take OpenAI's parameters as Python keywords, so a keyword of
+        # vLLM's passed straight to create() is refused in Python's words before a request leaves the client
+        ("create() got an unexpected keyword argument",),
+        K.CLIENT_KEYWORD_REFUSED,
+        r"\b(?:Async)?(?:Completions|Embeddings|Responses|Moderations|Transcriptions)\.create\(\) got an unexpected "
+        r"keyword argument '(?P<keyword>\w+)'"
+        r"|(?<![\w.])create\(\) got an unexpected keyword argument '(?P<bare>\w+)'",
+        _client_keyword,
+    ),
     wording(
         ("is too large: ",),
         K.REQUEST_TOO_LONG,
@@ -157,11 +179,14 @@ PATTERNS: tuple[Pattern, ...] = (
             "InvalidMessageStructureException",
             "only supports single tool-calls",
             "Unexpected message role",
+            "No user query found in messages",
         ),
         K.CHAT_TEMPLATE_REFUSED,
         r"Conversation roles must alternate[^'\"]*|System role not supported"
         # templates refusing what a turn holds: Llama 3.1-3.3's one tool call per turn; a template's unknown role
         r"|This model only supports single tool-calls at once!?|Unexpected message role\.?"
+        # Qwen 3.x's templates anchoring their tool block on the last user turn that is not a tool response
+        r"|No user query found in messages\.?"
         # Mistral v0.3's template (cut where a paste ends: vllm#6862), Qwen 3.5/3.6's (retyped with a typo: docker-agent
         # #3344, `System message must be at the beignning`)
         r"|After the optional system message, conversation roles must[^'\"]*|System message must be at the be\w*"

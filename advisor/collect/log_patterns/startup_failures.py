@@ -115,11 +115,13 @@ def _value_refused(match: re.Match[str]) -> Fields:
             "argument_value": match["choice"],
             "accepted_instead": choices,
         }
+    if match["config"]:
+        return {"component": match["flag"], "message": "config_invalid", "accepted_instead": match["config"]}
     return {
         "component": match["flag"],
         "message": "invalid_value",
-        "argument_value": match["value"],
-        "accepted_instead": match["type"],
+        "argument_value": match["value"] if match["value"] is not None else match["dvalue"],
+        "accepted_instead": match["type"] or match["dtype"],
     }
 
 
@@ -226,6 +228,10 @@ PATTERNS: tuple[Pattern, ...] = (
         # (a value quoted in backticks may lose its closing quote to the paste: `… value: '8000:8000``, vllm#2235)
         r"error: argument (?P<flag>-[\w-]+)(?:/-[\w-]+)*: "
         r"(?:invalid (?P<type>\w+) value: '(?P<value>[^'`]*)(?:'|`?\s*$)"
+        # a value holding single quotes, which Python's repr puts in double ones (a dict's repr given to a JSON flag)
+        r"|invalid (?P<dtype>\w+) value: \"(?P<dvalue>[^\"]*)\""
+        # a JSON flag's value pydantic refused for its config class (`--compilation-config 3` in vLLM 0.11 on)
+        r"|(?P<errors>\d+) validation errors? for (?P<config>\w+Config)\b"
         r"|invalid choice: '(?P<choice>[^']*)' \(choose from (?P<choices>.*)\)|(?P<missing>expected one argument))",
         _value_refused,
     ),

@@ -375,6 +375,13 @@ PATTERNS: tuple[Pattern, ...] = (
         f"{FA2_REFUSAL}|{TRTLLM_REFUSAL}",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # TensorRT-LLM's fused-MoE runner (FlashInfer's CUTLASS MoE) checking the grouped GEMM's initialize():
+        # its TLLM_CHECK_WITH_INFO words, logged per tactic the autotuner skips, or raised
+        ("Failed to initialize cutlass TMA WS grouped gemm",),
+        K.MOE_GROUPED_GEMM_INIT_FAILED,
+        r"Failed to initialize cutlass TMA WS grouped gemm(?:\.? ?(?:Error: [^(]*\((?:\S*?_(?P<arch>sm\d+)_)?)?)?",
+        lambda m: {"message": m["arch"]},
+    ),
     wording(  # the architecture guard of vLLM's CUTLASS kernels (csrc/cutlass_extensions/common.hpp: printf, then trap)
         ("This kernel only supports",),
         K.KERNEL_ARCH_GUARD,

@@ -48,6 +48,12 @@ def test_a_template_that_refuses_the_roles_says_to_merge_the_system_message():
             "`developer` role",
             "map `developer` to `system`",
         ),
+        # vllm-ascend#8521, verbatim: Qwen 3.x's template with no user turn to anchor its tool block on
+        (
+            "(ApiServer_1 pid=220) ValueError: No user query found in messages.",
+            "no user message",
+            "must not drop the last user turn",
+        ),
     ],
 )
 def test_a_template_refusing_what_a_turn_holds_says_what_and_how_to_send_it(line: str, what: str, how: str):

@@ -185,3 +185,16 @@ def test_python_39s_classless_constructor_refusal_is_engineargs_when_its_keyword
     for keyword in ("gpu_memory_utilization", "foo_bar", "model"):
         line = f"TypeError: __init__() got an unexpected keyword argument '{keyword}'"
         assert op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts([line])) == []
+
+
+def test_a_keyword_a_method_of_vllms_refused_is_the_callers_release_not_a_flag():
+    """openai/openai-cookbook PR #2353: its notebook called LLM.generate(prompt_token_ids=…), which newer vLLM removed
+    (token ids go in as the prompt); the reporter's sentence quotes the error, verbatim."""
+    said = (
+        "In new vllm version, 'prompt_token_ids' don't exist in llm.generate. If running example code in code book, "
+        "it will raise error: \"LLM.generate() got an unexpected keyword argument 'prompt_token_ids' \""
+    )
+    [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(_facts([said]))
+    assert finding.title.startswith("the calling code calls vLLM's LLM.generate with prompt_token_ids")
+    assert "TokensPrompt(prompt_token_ids=ids)" in finding.actions[0] and "--prompt-token-ids" not in finding.summary
+    assert finding.changes == []

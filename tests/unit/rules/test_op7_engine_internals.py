@@ -110,3 +110,16 @@ def test_a_server_a_patch_release_too_old_is_told_so():
         "AttributeError: 'EngineArgs' object has no attribute 'runner'",
     )
     assert top_finding(*lines).rule == "OP-7.69"
+
+
+def test_an_llm_without_llm_engine_is_a_constructor_that_failed_and_the_failure_stays_on_top():
+    # vllm#11437: creating vllm.LLM ran out of memory, then LLM.__del__ read the llm_engine never set
+    refusal = "AttributeError: 'LLM' object has no attribute 'llm_engine'"
+    top = top_finding(refusal)
+    assert top.rule == "OP-7.69" and top.title.startswith("LLM's constructor failed before it set llm_engine")
+    assert top.changes == [] and "printed before this one" in top.actions[0]
+    oom = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
+        "23.64 GiB of which 1.2 GiB is free."
+    )
+    assert top_finding(oom, "Exception ignored in: <function LLM.__del__ at 0x7f>", refusal).rule == "OP-1.8"
