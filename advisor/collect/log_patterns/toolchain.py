@@ -307,10 +307,11 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(  # the loader, for a system library (not CUDA's) that a package's binary vLLM imports links: OpenCV's GUI
         # build (libGL, GLib's gthread), vLLM's CPU build (libnuma), Mooncake's Ascend transport (vllm-ascend#6949),
         # FFmpeg's libraries under a package built against the system's FFmpeg (torchcodec: vllm#48395), oneAPI's SYCL
-        # runtime under PyTorch's XPU build and IPEX (vllm#11734)
+        # runtime under PyTorch's XPU build and IPEX (vllm#11734), Ascend NNAL's libatb.so under torch_npu
         (": cannot open shared object file",),
         K.SYSTEM_LIBRARY_MISSING,
-        r"(?P<library>libGL\.so\.1|libgthread-2\.0\.so\.0|libnuma\.so\.1|ascend_transport\.so|libsycl\.so\.\d+"
+        r"(?P<library>libGL\.so\.1|libgthread-2\.0\.so\.0|libnuma\.so\.1|ascend_transport\.so|libatb\.so"
+        r"|libsycl\.so\.\d+"
         r"|lib(?:avutil|avcodec|avformat|avdevice|avfilter|swresample|swscale)\.so\.\d+): cannot open "
         r"shared object file",
         lambda m: {"message": m.group(0), "component": m["library"]},

@@ -66,6 +66,18 @@ def test_mooncakes_ascend_transport_not_on_the_loaders_path_proposes_usr_local_l
     assert "LD_LIBRARY_PATH=$LD_LIBRARY_PATH:/usr/local/lib" in top.actions[0]
 
 
+def test_ascends_libatb_is_nnals_with_its_environment_script():
+    # vllm-project/vllm-ascend#10525, verbatim (no cause confirmed there): vllm-ascend's installation page lists NNAL
+    # beside CANN as what provides libatb.so
+    line = (
+        "ERROR 06-16 02:47:10 [multiproc_executor.py:870] OSError: libatb.so: cannot open shared object file: No such "
+        "file or directory"
+    )
+    top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
+    assert top.rule == "OP-7.57" and "libatb.so" in top.title
+    assert "NNAL" in top.actions[0] and "nnal/atb/set_env.sh" in top.actions[0]
+
+
 def test_an_ffmpeg_library_names_its_release_and_any_ffmpeg_torchcodec_takes():
     # vllm#48395, verbatim: vLLM 0.25.0 built on a Jetson AGX Orin (JetPack 6.2.2), torchcodec loading its core
     top = top_finding("OSError: libavutil.so.58: cannot open shared object file: No such file or directory")
