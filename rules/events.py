@@ -740,6 +740,9 @@ class LogEventKind(str, Enum):
     # a kernel's architecture guard (vLLM's CUTLASS kernels print it, then trap): "This kernel only supports sm120.";
     # message: the architecture it names (sm120, sm100f, sm[100,120))
     KERNEL_ARCH_GUARD = "kernel_arch_guard"
+    # a hub client waiting on its download lock (filelock's words under huggingface_hub or ModelScope): "Still waiting
+    # to acquire lock on /root/.cache/modelscope/hub/.lock/<model>"; message: the lock file
+    DOWNLOAD_LOCK_WAIT = "download_lock_wait"
     # the CUTLASS TMA warp-specialized grouped GEMM of the fused-MoE kernels (TensorRT-LLM's, in FlashInfer) refusing
     # to initialize: "Failed to initialize cutlass TMA WS grouped gemm. Error: Error Internal (…sm120….cu:60)";
     # message: the architecture its kernel file names (sm120), when the words hold it
@@ -1410,6 +1413,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     ),
     LogEventKind.KERNEL_ARCH_GUARD: ("message",),
     LogEventKind.MOE_GROUPED_GEMM_INIT_FAILED: ("message",),
+    LogEventKind.DOWNLOAD_LOCK_WAIT: ("message",),
     LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),
     LogEventKind.HARMONY_ERROR: ("message", "token_ids"),
     LogEventKind.AUDIO_UNDECODABLE: ("message",),

@@ -64,6 +64,9 @@ def _cut_off(event: LogEvent) -> Finding:
             f"{PROXY_READ_TIMEOUT_S} s by default; a cloud load balancer's idle timeout, often 60 s): raise it above "
             "the longest wait for the first token, and turn its buffering off for streams (nginx proxy_buffering "
             "off).",
+            "A gateway's timeout for the whole request cuts a stream that is still producing tokens: Envoy Gateway's "
+            "HTTPRoute default is 15 s, which `timeouts: {request: 0s}` on the route lifts (modelplaneai/modelplane "
+            "PR #174: every streamed completion died mid-generation through it).",
         ],
         confidence=0.55,
     )

@@ -119,9 +119,9 @@ SYSTEM_LIBRARIES: dict[str, tuple[str, list[str]]] = {
     "libatb.so": (
         "torch_npu's ATB operators on Ascend NPUs (vllm-ascend)",
         [
-            "libatb.so comes with Ascend's NNAL (Neural Network Acceleration Library), which vllm-ascend's installation "
-            "page lists beside CANN at the same version: install NNAL of the CANN release in use (CANN's prebuilt "
-            "images carry it), and source its environment script where vLLM starts (`source "
+            "libatb.so comes with Ascend's NNAL (Neural Network Acceleration Library), which vllm-ascend's "
+            "installation page lists beside CANN at the same version: install NNAL of the CANN release in use "
+            "(CANN's prebuilt images carry it), and source its environment script where vLLM starts (`source "
             "/usr/local/Ascend/nnal/atb/set_env.sh` in the default location), as CANN's own set_env.sh is sourced."
         ],
     ),

@@ -395,6 +395,7 @@ PATTERNS: tuple[Pattern, ...] = (
         # httpx, aiohttp, urllib3 via requests)
         (
             "incomplete chunked read",
+            "peer closed connection without sending complete message body",
             "Response payload is not completed",
             "InvalidChunkLength",
             "outstanding read data",
@@ -403,7 +404,9 @@ PATTERNS: tuple[Pattern, ...] = (
             "Connection broken: IncompleteRead",
         ),
         K.SERVER_DISCONNECTED,
-        r"(?P<httpx>peer closed connection without sending complete message body \(incomplete chunked read\))"
+        # (httpx names the read it was in, or not: modelplaneai/modelplane PR #174 pasted it without, an Envoy gateway's
+        # 15 s default request timeout cutting a stream)
+        r"(?P<httpx>peer closed connection without sending complete message body(?: \(incomplete chunked read\))?)"
         r"|(?P<curl>curl: \(18\) transfer closed with outstanding read data remaining)"
         r"|(?P<aiohttp>Response payload is not completed)"
         # aiohttp's parser on a chunked body cut off (vllm#6885: benchmark_serving.py while the server failed the

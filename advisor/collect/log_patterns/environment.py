@@ -998,6 +998,21 @@ PATTERNS: tuple[Pattern, ...] = (
         r"There was a problem when trying to write in your cache folder \((?P<path>[^)]+)\)",
         lambda m: {"message": m["path"]},
     ),
+    wording(  # filelock's words while huggingface_hub or ModelScope waits on the lock of a model's download
+        # (gpustack/gpustack#3054: a lock an interrupted ModelScope download left behind)
+        ("Still waiting to acquire lock on",),
+        K.DOWNLOAD_LOCK_WAIT,
+        r"Still waiting to acquire lock on [`'\"]?(?P<path>[^\s`'\"]+)",
+        lambda m: {"message": m["path"].rstrip(".,)")},
+    ),
+    wording(  # huggingface_hub's own check before a download (file_download.py warns, then the write fails): the path
+        # it would write to (AI-Hypercomputer/tpu-recipes#148: the recipe's volume too small for the model)
+        ("Not enough free disk space to download the file",),
+        K.DISK_FULL,
+        r"Not enough free disk space to download the file\. The expected file size is: [\d.]+ MB\. The target location "
+        r"(?P<path>\S+) only has [\d.]+ MB free disk space",
+        lambda m: {"message": m["path"], "component": None},
+    ),
     wording(  # a write refused for space, with the path (in /dev/shm it is the container's shared memory: OP-7.1), or
         # without one
         ("No space left on device", "Disk quota exceeded: "),

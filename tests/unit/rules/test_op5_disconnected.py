@@ -77,6 +77,14 @@ def test_an_answer_cut_mid_stream_is_no_keep_alive_race_and_names_the_proxys_rea
     assert "proxy_read_timeout, 60 s by default" in finding.actions[1]
 
 
+def test_httpxs_words_without_the_read_they_were_in_name_a_gateways_request_timeout_too():
+    # modelplaneai/modelplane PR #174, verbatim: an Envoy-based gateway's 15 s default request timeout cut the streams
+    line = "RemoteProtocolError: peer closed connection without sending complete message body"
+    [finding] = RULE.evaluate(Facts(events=parse_lines([line]).events))
+    assert finding.title.startswith("the server's answer to httpx was cut off before its end")
+    assert "timeouts: {request: 0s}" in finding.actions[2]
+
+
 def test_curls_reset_and_cut_transfer_read_as_the_other_clients_words_do():
     [reset] = parse_lines(["curl: (56) Recv failure: Connection reset by peer"]).events
     assert (reset.kind, reset.component, reset.connect_result) == (K.SERVER_DISCONNECTED, "curl", None)

@@ -54,3 +54,18 @@ def test_a_quota_used_up_is_named_as_the_quota_with_where_to_look():
     assert finding.rule == "OP-7.34"
     assert finding.title.startswith("the disk quota is used up on the file system holding /home/alice/.cache/")
     assert "`quota -s`" in finding.actions[0] and [c.flag for c in finding.changes] == ["HF_HOME"]
+
+
+def test_huggingface_hubs_own_check_before_a_download_names_the_full_file_system():
+    # AI-Hypercomputer/tpu-recipes#148, verbatim: the recipe's volume was too small for the model (its PR #149)
+    line = (
+        "(EngineCore_DP0 pid=344) /usr/local/lib/python3.12/site-packages/huggingface_hub/file_download.py:798: "
+        "UserWarning: Not enough free disk space to download the file. The expected file size is: 4988.44 MB. The "
+        "target location /data/models--BCCard--Qwen3-Coder-480B-A35B-Instruct-FP8-Dynamic/blobs only has 0.00 MB "
+        "free disk space."
+    )
+    [finding] = op7_disk.RULE.evaluate(_facts([line]))
+    assert finding.title == (
+        "no space left on the file system holding /data/models--BCCard--Qwen3-Coder-480B-A35B-Instruct-FP8-Dynamic/"
+        "blobs"
+    )
