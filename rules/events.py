@@ -846,6 +846,9 @@ RAY_MEMORY_MONITOR = "Ray's memory monitor"
 # apache-tvm-ffi's SIGSEGV handler printed the crash (`!!!!!!! Segfault encountered !!!!!!!`, HL-6): a segfault
 # anywhere in a process that loaded tvm-ffi (xgrammar and FlashInfer do), its C++ frames below it
 TVM_FFI_REPORTED = "tvm-ffi's signal handler"
+# abseil's failure signal handler printed the crash (`*** SIGSEGV received at time=1722289279 on cpu 61 ***`, HL-6):
+# Ray's worker processes install it, and its `PC: @ … <function>` lines below name the native frames
+ABSEIL_REPORTED = "abseil's failure signal handler"
 # CUDA_OOM's message when the OOM arrived as PyTorch's assertion on NVML (`NVML_SUCCESS == r INTERNAL ASSERT FAILED at
 # …/CUDACachingAllocator.cpp`): a failed cudaMalloc whose message needed NVML, which failed (pytorch#112377)
 NVML_ASSERT_OOM = "NVML assert"

@@ -23,6 +23,7 @@ import re
 
 from rules.catalog import common as c
 from rules.events import (
+    ABSEIL_REPORTED,
     SHELL_REPORTED,
     SUBPROCESS_REPORTED,
     SYSTEMD_REPORTED,
@@ -110,6 +111,18 @@ _TVM_FFI_FRAMES = (
 )
 
 
+# Who lists the frames under the banner, by the handler that printed it
+_FRAMES_LISTED = {
+    TVM_FFI_REPORTED: "tvm-ffi's handler lists the native frames from the innermost out",
+    ABSEIL_REPORTED: "abseil's handler lists the native frames (`PC: @ …`) from the innermost out",
+}
+_ABSEIL_FRAMES = (
+    "The banner is abseil's failure signal handler, which Ray's worker processes install: the `PC: @ 0x… <function>` "
+    "and `@ 0x… <function>` lines under it name the native function that crashed and its callers (vllm#6918's named "
+    "NCCL's proxy, addProxyOpIfNeeded); paste them with the versions (`python collect_env.py`, `ray --version`)."
+)
+
+
 # SIGILL: the CPU met an instruction it does not have, which is a build made for another CPU far more often than a
 # bug (vllm PR #35466: one CPU wheel for AVX2 and AVX-512 crashed so on a CPU without AVX-512).
 ILLEGAL_INSTRUCTION_ACTION = (
@@ -133,6 +146,8 @@ def _package_actions(crash: LogEvent, frame: LogEvent | None, package: str | Non
         return [_report_only(crash.component)]
     if frame is None and crash.component == TVM_FFI_REPORTED:
         return [_TVM_FFI_FRAMES]
+    if frame is None and crash.component == ABSEIL_REPORTED:
+        return [_ABSEIL_FRAMES]
     if package and frame and not c.installed_package(frame.code_file):
         return [_native_action(package, frame)]
     return [
@@ -165,10 +180,8 @@ def _crash_finding(crash: LogEvent, frame: LogEvent | None, package: str | None)
         f"the process died of {signal}{where}: a crash in native code",
         summary="A signal killed the process inside compiled code, so Python raised nothing and the engine died "
         "without an exception to read. "
-        + (
-            "tvm-ffi's handler lists the native frames from the innermost out"
-            if crash.component == TVM_FFI_REPORTED
-            else "faulthandler's dump lists the Python frames from the innermost out"
+        + _FRAMES_LISTED.get(
+            crash.component or "", "faulthandler's dump lists the Python frames from the innermost out"
         )
         + (f"; the innermost is {frame.function} ({frame.code_file}), in {package}" if frame and package else "")
         + ". Such a crash is a bug of that package's build or of the combination of versions, not of the launch.",

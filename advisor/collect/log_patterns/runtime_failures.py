@@ -8,6 +8,7 @@ from advisor.collect.log_patterns.pattern import NUM, SHELL_JOB, Fields, Pattern
 from rules.catalog.health import V0_LOOP_CALLBACK
 from rules.catalog.op7_cuda_errors import ERRORS as CUDA_ERRORS
 from rules.events import (
+    ABSEIL_REPORTED,
     FLASHINFER_SAMPLER,
     SHELL_REPORTED,
     SUBPROCESS_REPORTED,
@@ -156,6 +157,14 @@ PATTERNS: tuple[Pattern, ...] = (
         K.NATIVE_CRASH,
         r"!{3,} Segfault encountered !{3,}",
         lambda m: {"message": "Segmentation fault", "component": TVM_FFI_REPORTED},
+    ),
+    wording(  # abseil's failure signal handler (failure_signal_handler.cc), which Ray's worker processes install: its
+        # banner for the signal (vllm#6918: a RayWorkerWrapper's SIGSEGV in NCCL's proxy), its frames follow
+        ("received at time=",),
+        K.NATIVE_CRASH,
+        # (its `***` on either side reach this line as `*`: the paste's reader takes a pair of them for Markdown bold)
+        r"\*{1,3} SIG(?P<signal>SEGV|BUS|ABRT|FPE|ILL) received at time=\d+",
+        lambda m: {"message": _SYSTEMD_SIGNALS[m["signal"]], "component": ABSEIL_REPORTED},
     ),
     wording(  # the shell reporting the signal that killed its child: `Segmentation fault (core dumped)`, bash's
         # `line 5:    42 Aborted (core dumped) python3 -m vllm…`, a job's `[1]+  Bus error  vllm serve …`

@@ -5,7 +5,7 @@ from __future__ import annotations
 from advisor.collect.logs import parse_lines
 from rules.catalog import health_crash
 from rules.evaluate import evaluate
-from rules.events import LogEventKind
+from rules.events import ABSEIL_REPORTED, LogEventKind
 from rules.facts import Facts
 
 DUMP = [
@@ -116,3 +116,14 @@ def test_zshs_illegal_hardware_instruction_is_first_a_build_for_another_cpu():
     top = evaluate(_facts([line])).findings[0]
     assert top.rule == "HL-6" and "illegal instruction" in top.title
     assert "VLLM_CPU_DISABLE_AVX512" in top.actions[0] and "/proc/cpuinfo" in top.actions[0]
+
+
+def test_abseils_banner_ray_workers_print_is_the_crash_with_where_its_frames_are():
+    # vllm#6918, verbatim: a Ray worker's segfault (its frames, pasted after it, were in NCCL's proxy)
+    line = "(RayWorkerWrapper pid=5993) *** SIGSEGV received at time=1722289279 on cpu 61 ***"
+    [crash] = parse_lines([line]).of_kind(LogEventKind.NATIVE_CRASH)
+    assert (crash.message, crash.component) == ("Segmentation fault", ABSEIL_REPORTED)
+    [finding] = health_crash.RULE_NATIVE_CRASH.evaluate(_facts([line]))
+    assert finding.title == "the process died of a segmentation fault: a crash in native code"
+    assert "abseil's failure signal handler" in finding.actions[0] and "PC: @" in finding.summary
+
