@@ -924,6 +924,21 @@ CONFIG_OWNERS = frozenset((VLLM_CONFIG_CLASSES - {"Config"}) | {"EngineArgs", "A
 # releases' had (the guided_* fields)
 VLLM_REQUEST_FIELD = "vLLM's request field"
 REMOVED_REQUEST_FIELD = "a request field older vLLM releases read"
+OPENAI_PARAMETER = "a parameter of OpenAI's own API"
+# OpenAI's own request parameters (its API reference: chat completions, completions, embeddings, responses): refused
+# by the openai package, they mean a package older than the parameter or the call on the other endpoint, not a field
+# of vLLM's to move into extra_body
+OPENAI_PARAMETERS = frozenset(
+    {
+        "model", "messages", "prompt", "input", "suffix", "echo", "best_of", "frequency_penalty", "presence_penalty",
+        "logit_bias", "logprobs", "top_logprobs", "max_tokens", "max_completion_tokens", "n", "seed", "stop",
+        "stream", "stream_options", "temperature", "top_p", "user", "tools", "tool_choice", "parallel_tool_calls",
+        "functions", "function_call", "response_format", "metadata", "modalities", "audio", "prediction",
+        "reasoning_effort", "service_tier", "store", "web_search_options", "dimensions", "encoding_format",
+        "instructions", "max_output_tokens", "reasoning", "text", "previous_response_id", "include", "background",
+        "truncation",
+    }
+)  # fmt: skip
 # Python's words for a missing attribute of one of them: the class and the field
 CONFIG_ATTRIBUTE = re.compile(
     rf"'(?P<owner>{'|'.join(sorted(CONFIG_OWNERS))})' object has no attribute '(?P<name>\w+)'"

@@ -734,7 +734,13 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
         exception = ("AssertionError", failed["words"] or failed["condition"])
     if exception is None and not state.frames and _PYTHON_CALL_REFUSAL.match(text):
         exception = ("TypeError", text)  # Python's refusal of a call's arguments, pasted without its class
-    if exception is None and not state.frames and "() " in text and (inside := _CALL_REFUSAL_INSIDE.search(text)):
+    if (
+        exception is None
+        and not state.frames
+        and state.level in ("ERROR", "CRITICAL", None)  # a warning may quote a refusal it recovered from
+        and "() " in text
+        and (inside := _CALL_REFUSAL_INSIDE.search(text))
+    ):
         exception = ("TypeError", inside["call"])  # the same at the end of a person's sentence or a status's line
     if (
         exception is None
@@ -779,7 +785,7 @@ _PYTHON_CALL_REFUSAL = re.compile(
 _CALL_REFUSAL_INSIDE = re.compile(
     r"(?<![\w.])(?P<call>[A-Za-z_][\w.]*\(\) (?:takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) "
     r"given|got an unexpected keyword argument '\w+(?:-\w+)*'|missing \d+ required (?:positional|keyword-only) "
-    r"arguments?: '[^\n]+'))[\s\"'`.]*$"
+    r"arguments?: '\w+'(?:(?:, | and |, and )'\w+')*))[\s\"'`.]*$"
 )
 # vLLM's engine arguments refusing a keyword inside a framework's own error line, after its words (Xinference's
 # `Server error: 500 - [address=0.0.0.0:46149, pid=156] AsyncEngineArgs.__init__() got an unexpected keyword

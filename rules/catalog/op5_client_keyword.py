@@ -8,8 +8,10 @@ unexpected keyword argument 'top_k'`) and nothing is sent: the server's log is c
 vLLM's documentation of its OpenAI-compatible server says how such fields travel: the client's `extra_body`, which
 the package merges into the JSON body. A keyword that is neither OpenAI's nor vLLM's is the calling program's own
 mistake (infiniflow/ragflow#11688: a leftover `unused` argument in RAGFlow's model call, fixed there), which only
-that program's code or release changes. Whether vLLM's request models have the keyword, or had it (the guided_*
-fields later releases replaced with `structured_outputs`), is the collector's lookup in vLLM 0.32's interface.
+that program's code or release changes. One of OpenAI's own parameters (`max_completion_tokens`, `messages`) is the
+openai package older than it, or the call on the other endpoint. Whether vLLM's request models have the keyword, or
+had it (the guided_* fields later releases replaced with `structured_outputs`), is the collector's lookup in vLLM
+0.32's interface.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import json
 
 from rules.catalog import common as c
-from rules.events import REMOVED_REQUEST_FIELD, VLLM_REQUEST_FIELD, LogEvent, LogEventKind
+from rules.events import OPENAI_PARAMETER, REMOVED_REQUEST_FIELD, VLLM_REQUEST_FIELD, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -39,6 +41,8 @@ def _body(members: dict) -> str:
 
 def _client_keyword_finding(facts: Facts, event: LogEvent, _match: object) -> Finding:
     keyword = event.request_field or "?"
+    if event.component == OPENAI_PARAMETER:
+        return _openai_parameter(event, keyword)
     if event.component == VLLM_REQUEST_FIELD:
         return _vllm_field(event, keyword, _body({keyword: "…"}))
     if event.component == REMOVED_REQUEST_FIELD:
@@ -55,6 +59,42 @@ def _client_keyword_finding(facts: Facts, event: LogEvent, _match: object) -> Fi
             f"Find where the program builds the create() call and what puts {keyword} there (a leftover or "
             "misspelt argument: infiniflow/ragflow#11688 was one, fixed in RAGFlow's code); upgrade the program, or "
             "the openai package it was written for (`pip show openai`).",
+            "No server flag changes this: the vLLM server is not involved until the client sends a request.",
+        ],
+        confidence=0.75,
+    )
+
+
+# The parameter that sends a call to the other endpoint: a chat's messages to the completions API, a prompt to chat
+_OTHER_ENDPOINT = {
+    "messages": "`client.chat.completions.create(messages=…)`: messages belong to the chat API, and "
+    "`client.completions.create` takes a prompt",
+    "prompt": "`client.completions.create(prompt=…)`: a prompt belongs to the completions API, and "
+    "`client.chat.completions.create` takes messages",
+}
+
+
+def _openai_parameter(event: LogEvent, keyword: str) -> Finding:
+    """One of OpenAI's own parameters: the package predates it, or the call is on the other endpoint."""
+    endpoint = _OTHER_ENDPOINT.get(keyword)
+    return RULE_CLIENT_KEYWORD.finding(
+        Severity.HIGH,
+        f"the openai client refused {keyword}, one of OpenAI's own parameters: "
+        + ("the call is on the other endpoint" if endpoint else "the installed openai package predates it")
+        + ", and no request was sent",
+        summary=f"{event.message}: the openai package's create() takes the parameters of the endpoint it calls, as "
+        f"its release knows them, and refuses others before sending. {keyword} is a parameter of OpenAI's API, so "
+        + (
+            "it belongs to the other endpoint's call."
+            if endpoint
+            else "the package is older than it (`pip show openai`), or the call is on an endpoint without it."
+        ),
+        evidence=[c.log_evidence(event, name="openai client's create()", value=keyword)],
+        actions=[
+            f"Call {endpoint}."
+            if endpoint
+            else "Upgrade the openai package in the client's environment (`pip install -U openai`); until then, "
+            f'`extra_body={{"{keyword}": …}}` sends it as it is.',
             "No server flag changes this: the vLLM server is not involved until the client sends a request.",
         ],
         confidence=0.75,
@@ -89,6 +129,8 @@ def _vllm_field(event: LogEvent, keyword: str, body: str) -> Finding:
 
 def _removed_field(event: LogEvent, keyword: str) -> Finding:
     member = _STRUCTURED.get(keyword)
+    if member is None:  # guided_decoding_backend: the server's choice now, no request field
+        return _server_side_field(event, keyword)
     body = _body({"structured_outputs": {member or "…": "…"}})
     old = _body({keyword: "…"})
     return RULE_CLIENT_KEYWORD.finding(
@@ -114,6 +156,23 @@ def _removed_field(event: LogEvent, keyword: str) -> Finding:
             f"OpenAI's own way to ask for JSON ({EXTRA_PARAMETERS}).",
         ],
         confidence=0.8,
+    )
+
+
+def _server_side_field(event: LogEvent, keyword: str) -> Finding:
+    return RULE_CLIENT_KEYWORD.finding(
+        Severity.HIGH,
+        f"the openai client refused {keyword}, a request field older vLLM releases read: the structured-output "
+        "backend is the server's setting now",
+        summary=f"{event.message}: the openai package's create() refuses keywords that are not OpenAI's before "
+        f"sending. {keyword} chose the guided-decoding backend per request in older vLLM releases; vLLM 0.32's "
+        "requests have no such field, and the server chooses the backend.",
+        evidence=[c.log_evidence(event, name="openai client's create()", value=keyword)],
+        actions=[
+            "Drop it from the request and choose the backend where the server starts: `--structured-outputs-config "
+            '\'{"backend": "xgrammar"}\'` (or guidance, outlines) on vLLM 0.32.',
+        ],
+        confidence=0.75,
     )
 
 

@@ -21,7 +21,7 @@ def _lock_finding(facts: Facts, event: LogEvent, _match: object) -> Finding:
     path = event.message or "the hub's lock file"
     hub = "ModelScope's" if "modelscope" in path.lower() else "Hugging Face's"
     return RULE_DOWNLOAD_LOCK.finding(
-        Severity.HIGH,
+        Severity.MEDIUM,  # waiting on another process's download is right: only a lock no process holds is a fault
         f"the model's download waits on {hub} lock {path}: another process downloads the model, or an interrupted "
         "download left the lock",
         summary=f"{hub} hub client locks the model in its cache before it downloads, and waits while another holder "

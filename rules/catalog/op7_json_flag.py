@@ -92,7 +92,7 @@ def _config_refused(event: LogEvent, flag: str, config: str) -> Finding:
     return RULE_JSON_FLAG.finding(
         Severity.CRITICAL,
         f"vLLM's command line refused {flag}: the value is not an object of {config}'s fields"
-        + (f" (a bare level? write {mode})" if compilation else ""),
+        + (f" (a bare level such as {COMPILATION_LEVEL} is written {mode} now)" if compilation else ""),
         summary=f"{flag} takes a JSON object that vLLM validates as {config}; pydantic refused the value given (the "
         "lines after this one name the field and why)."
         + (
@@ -102,19 +102,12 @@ def _config_refused(event: LogEvent, flag: str, config: str) -> Finding:
             else ""
         ),
         evidence=[c.log_evidence(event, name="config refused", value=config)],
-        changes=[
-            ConfigChange(
-                flag=flag,
-                proposed=mode,
-                reason=f"the level as the object's mode field (gateway-api-inference-extension#2243's fix); "
-                f"{COMPILATION_LEVEL} is the level both threads gave",
-            )
-        ]
-        if compilation
-        else [],
+        # no change proposed: the value refused is on the lines after this one, and a guess would replace what the
+        # launch set (the loop applies proposals)
         actions=[
-            'Give the object the level you meant, or `{"level": N}` (the field\'s older name, which vLLM 0.32 still '
-            "reads beside mode)."
+            f"If the value was a level (`{flag} 3`), write it as the object's mode: `{flag} '{mode}'` "
+            "(gateway-api-inference-extension#2243's fix), or `{\"level\": 3}` (the field's older name, which vLLM "
+            "0.32 still reads beside mode); otherwise the field pydantic names after this line is the one to fix."
             if compilation
             else f"Write {flag} as a JSON object of {config}'s fields (`vllm serve --help={flag.lstrip('-')}` lists "
             "them); the field pydantic names after this line is the one to fix.",
@@ -136,10 +129,10 @@ RULE_JSON_FLAG = Rule(
         example="`vllm serve: error: argument --compilation-config/-O: 1 validation error for CompilationConfig` "
         "(kubernetes-sigs/gateway-api-inference-extension#2243: `--compilation-config 3` on vLLM 0.11.0, fixed by "
         '`{"mode": 3}`).',
-        fix="The value as JSON (computed from a Python dict's text); for --compilation-config, an object "
-        '(`{"mode": 3}`).',
-        limits="The level proposed for --compilation-config is the one both threads gave; the refused value itself "
-        "is on the lines after the first.",
+        fix="The value as JSON (computed from a Python dict's text); for --compilation-config given a bare level, "
+        'an object (`{"mode": 3}`), named in the actions, since the refused value is not on the line.',
+        limits="The refused value of a config class is on pydantic's lines after the first, which are not read: the "
+        "bare level is the cause both threads had, named as a likelihood, not proposed as a change.",
         references=[
             "https://github.com/kubernetes-sigs/gateway-api-inference-extension/issues/2243",
             "https://github.com/VectorInstitute/vector-inference/issues/157",

@@ -27,7 +27,7 @@ def _signal_thread_finding(facts: Facts, event: LogEvent, _match: re.Match[str])
     removed = vllm_defaults.V0_REMOVED_FROM
     last_v0 = f"{removed[0]}.{removed[1] - 1}"
     release = c.vllm_release(facts)
-    v0_there = release is None or vllm_defaults.V1_DEFAULT_FROM <= release < removed
+    v0_there = release is None or release < removed  # before 0.8 V1 was opt-in (VLLM_USE_V1=1, vllm#12690's case)
     return RULE_SIGNAL_THREAD.finding(
         Severity.CRITICAL,
         "vLLM's engine was created off the process's main thread, and a signal handler was installed there, which "
@@ -42,7 +42,7 @@ def _signal_thread_finding(facts: Facts, event: LogEvent, _match: re.Match[str])
                 flag="VLLM_USE_V1",
                 proposed="0",
                 reason=f"V0's engine installs no handler in the caller (vllm#13806: the error went away with it); "
-                f"vLLM 0.8 to {last_v0} carry V0",
+                f"vLLM up to {last_v0} carry V0 (before 0.8 it is the default, which VLLM_USE_V1=1 had replaced)",
                 cost=f"V0's engine, slower than V1 and gone after {last_v0}: a stopgap",
                 kind="env",
             )
@@ -70,8 +70,8 @@ RULE_SIGNAL_THREAD = Rule(
         why="An engine built inside a host's worker thread fails as it is created, in words that name no vLLM.",
         example='`pb_stub.cc:366] "Failed to initialize Python stub: ValueError: signal only works in main thread '
         "of the main interpreter` (vllm#12690, Triton's Python backend with VLLM_USE_V1=1).",
-        fix="The engine created on the main thread; VLLM_USE_V1=0 on 0.8 to 0.10; a release whose client installs "
-        "no handler.",
+        fix="The engine created on the main thread; VLLM_USE_V1=0 on releases before 0.11; a release whose client "
+        "installs no handler.",
         limits="Reads Python's words only: another library in the same process can raise them too.",
         references=[
             "https://github.com/vllm-project/vllm/issues/12690",

@@ -1485,8 +1485,11 @@ PATTERNS: tuple[Pattern, ...] = (
         ("Xid", "uncorrectable ECC error", "uncorrectable NVLink error", "fallen off the bus"),
         K.GPU_FAULT,
         r"NVRM: Xid \((?:PCI:)?(?P<device>[0-9A-Fa-f:.]+)\): (?P<xid>\d+),? ?(?P<words>.*)"
-        # a kernel-log record quoted without NVRM's prefix and the GPU's address (vllm#53726: `Xid 31 GPC1 …`)
-        r"|(?<![\w(])Xid (?P<bare_xid>\d{1,3})\b,? ?(?P<bare_words>[A-Z].*)"
+        # a kernel-log record quoted without NVRM's prefix and the GPU's address (vllm#53726: `08-04 06:43:55 Xid 31
+        # GPC1 …`): at the line's start, or after a time or `kernel: `, and the driver's upper-case words after it, so
+        # a sentence about an Xid (`I checked dmesg for Xid 79 Errors`) is none
+        r"|(?:^\s*|(?<=\d\d:\d\d:\d\d )|(?<=kernel: ))Xid (?P<bare_xid>[1-9]\d{0,2}),? "
+        r"(?P<bare_words>[A-Z][A-Z0-9_]*\b.*)"
         r"|(?P<cuda>uncorrectable (?:ECC|NVLink) error (?:encountered|detected during the execution))"
         r"|(?P<off_bus>fallen off the bus)",
         _gpu_fault,

@@ -11,7 +11,13 @@ import re
 from advisor.catalog.vllm_interface import nearest_field, removed_request_fields, request_fields
 from advisor.collect.log_patterns.pattern import Fields, Pattern, to_int, wording
 from rules.catalog.op5_requests import CHAT_ONLY_FIELDS, NESTED_REQUEST_FIELDS
-from rules.events import NO_CHAT_TEMPLATE, REMOVED_REQUEST_FIELD, VLLM_REQUEST_FIELD
+from rules.events import (
+    NO_CHAT_TEMPLATE,
+    OPENAI_PARAMETER,
+    OPENAI_PARAMETERS,
+    REMOVED_REQUEST_FIELD,
+    VLLM_REQUEST_FIELD,
+)
 from rules.events import LogEventKind as K
 
 # mistral_common's structure check named without its words (the paste ends after the exception's name)
@@ -59,7 +65,9 @@ def _client_keyword(match: re.Match[str]) -> Fields | None:
     known = VLLM_REQUEST_FIELD if keyword in request_fields() - removed_request_fields() else None
     if keyword in removed_request_fields():
         known = REMOVED_REQUEST_FIELD
-    if match["bare"] and known is None:
+    if keyword in OPENAI_PARAMETERS:
+        known = OPENAI_PARAMETER
+    if match["bare"] and known in (None, OPENAI_PARAMETER):  # `model`, `stream`: any library's create() has them
         return None
     return {"request_field": keyword, "component": known, "message": match.group(0)}
 

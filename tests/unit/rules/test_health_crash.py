@@ -126,4 +126,3 @@ def test_abseils_banner_ray_workers_print_is_the_crash_with_where_its_frames_are
     [finding] = health_crash.RULE_NATIVE_CRASH.evaluate(_facts([line]))
     assert finding.title == "the process died of a segmentation fault: a crash in native code"
     assert "abseil's failure signal handler" in finding.actions[0] and "PC: @" in finding.summary
-

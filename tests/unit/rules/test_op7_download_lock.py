@@ -6,7 +6,7 @@ from tests.unit.rules.factories import top_finding
 
 
 def test_modelscopes_stale_lock_is_named_with_the_file_to_delete():
-    # gpustack/gpustack#3054, verbatim: an interrupted ModelScope download left its lock; deleting it let the download on
+    # gpustack/gpustack#3054, verbatim: an interrupted ModelScope download left its lock; deleting it let it go on
     top = top_finding(
         "Still waiting to acquire lock on `/root/.cache/modelscope/hub/.lock/Qwen___Qwen3-VL-235B-A22B-Instruct-FP8`"
     )

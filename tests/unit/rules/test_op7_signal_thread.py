@@ -22,3 +22,10 @@ def test_no_v0_stopgap_is_proposed_where_the_release_has_no_v0():
         "ValueError: signal only works in main thread of the main interpreter", config=config(vllm_version="0.12.0")
     )
     assert top.rule == "OP-7.189" and top.changes == []
+
+
+def test_on_07_where_v1_was_opt_in_the_v0_stopgap_is_still_proposed():
+    top = top_finding(
+        "ValueError: signal only works in main thread of the main interpreter", config=config(vllm_version="0.7.1")
+    )
+    assert [c.flag for c in top.changes] == ["VLLM_USE_V1"]
