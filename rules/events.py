@@ -60,6 +60,9 @@ class LogEventKind(str, Enum):
     ENGINE_CORE_FAILED = "engine_core_failed"  # Engine core initialization failed / EngineCore failed to start.
     ENGINE_DEAD = "engine_dead"  # EngineDeadError / AsyncLLM output_handler failed.
     NAN_PROBABILITIES = "nan_probabilities"  # torch.multinomial: probability tensor contains either `inf`, `nan` …
+    # an answer made of `!` only, as a person quotes it (`vLLM output: !!!!!!!!!!!!!!!!`, allenai/olmo-cookbook#60):
+    # token 0 of GPT-2-style vocabularies, what sampling picks from NaN logits; message: the run of `!`
+    BANG_ANSWER = "bang_answer"
     FATAL_ERROR = "fatal_error"  # EngineCore encountered a fatal error.
     WORKER_EXCEPTION = "worker_exception"  # WorkerProc hit an exception. (a worker's traceback, before the fatal error)
     RPC_TIMEOUT = "rpc_timeout"  # RPC call to execute_model timed out.
@@ -1330,6 +1333,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ENGINE_CORE_FAILED: ("message",),
     LogEventKind.ENGINE_DEAD: ("message",),
     LogEventKind.NAN_PROBABILITIES: ("message",),
+    LogEventKind.BANG_ANSWER: ("message",),
     LogEventKind.FATAL_ERROR: ("message",),
     LogEventKind.WORKER_EXCEPTION: ("message",),
     LogEventKind.RPC_TIMEOUT: ("rpc_method",),

@@ -1,4 +1,5 @@
-"""HL-8: requests that finished with NaN in their logits, by vLLM's own count: their answers are garbage.
+"""HL-8: requests that finished with NaN in their logits, by vLLM's own count: their answers are garbage. HL-9: the
+sampler refused such a distribution. HL-10: the answer a client got is `!` only, token 0 sampled from NaN logits.
 
 Why a rule of its own: a request whose logits hold NaN is still sampled, still streamed and still answered with
 HTTP 200; nothing in the log says it failed. vLLM counts such requests when asked to (VLLM_COMPUTE_NANS_IN_LOGITS=1,
@@ -131,6 +132,42 @@ _DTYPE_ACTION = (
 )
 
 
+# --- HL-10: an answer made of "!" only --------------------------------------------------------------------------
+
+
+def _check_bang_answer(facts: Facts) -> list[Finding]:
+    """An answer of `!` alone is token 0 sampled over and over: GPT-2-style vocabularies (GPT-2's, Llama 3's, Qwen's,
+    OLMo's) put `!` at id 0, which is what a sampler takes from logits that are all NaN. The same arithmetic as HL-8
+    and HL-9, seen in the text a client got."""
+    events = facts.events_of(LogEventKind.BANG_ANSWER)
+    if not events:
+        return []
+    dtype = _dtype(facts)
+    changes = _bfloat16(dtype)
+    return [
+        RULE_BANG_ANSWER.finding(
+            Severity.HIGH,
+            "the model answers with `!` only: token 0 sampled from NaN logits, most often a float16 overflow",
+            summary="`!` is token 0 in GPT-2-style vocabularies (GPT-2, Llama 3, Qwen, OLMo), and a sampler given "
+            "logits that are all NaN picks token 0 every step, so the answer is a run of `!` served as a success. "
+            "The logits went NaN in the model's arithmetic: a model trained in bfloat16 or float32 served in float16 "
+            "overflows its range (allenai/olmo-cookbook#60: OLMo loaded in float16 answered so, and in bfloat16 or "
+            "float32 answered well), or a broken checkpoint or quantization."
+            + (f" The model runs in {dtype}." if changes else ""),
+            evidence=[c.log_evidence(events[0], name="answer", value=events[0].message)],
+            changes=changes,
+            actions=([] if changes else [_DTYPE_ACTION])
+            + [
+                "Run the same prompt through Hugging Face transformers in the dtype the server uses: `!` there too "
+                "(olmo-cookbook#60 saw it in float16) confirms the dtype; text there points at the checkpoint's "
+                "quantization or the attention backend in vLLM.",
+                "Ask vLLM to count such requests (VLLM_COMPUTE_NANS_IN_LOGITS=1, from 0.11.1): HL-8 reads the count.",
+            ],
+            confidence=0.7 if changes else 0.6,
+        )
+    ]
+
+
 # Any request answered from NaN pages: users got garbage as a success. The counter exists only where the server
 # counts (VLLM_COMPUTE_NANS_IN_LOGITS=1), so elsewhere the expression is empty and never fires.
 ALERT_CORRUPTED = Alert(
@@ -200,4 +237,24 @@ RULE_NAN_PROBABILITIES = Rule(
     ),
 )
 
-RULES: list[Rule] = [RULE_CORRUPTED, RULE_NAN_PROBABILITIES]
+RULE_BANG_ANSWER = Rule(
+    code="HL-10",
+    title="the model answers with `!` only (token 0 sampled from NaN logits)",
+    category=Category.RELIABILITY,
+    check=_check_bang_answer,
+    needs=("events",),
+    page=RulePage(
+        checks="An answer quoted as a run of `!` alone (eight or more; after a label such as `output:`, or as a JSON "
+        "string's whole content).",
+        why="NaN logits are sampled as token 0, `!` in GPT-2-style vocabularies, and answered with HTTP 200.",
+        example="`vLLM output: !!!!!!!!!!!!!!!!` (allenai/olmo-cookbook#60: an OLMo checkpoint vLLM loaded in float16; "
+        "bfloat16 or float32 fixed it).",
+        fix="--dtype bfloat16 for a model served in float16 (float32 on GPUs without bfloat16); else bisect the "
+        "checkpoint, its quantization and the attention backend.",
+        limits="Reads the quoted answer only: models whose vocabulary has another token at id 0 answer NaN logits "
+        "with that token instead, which this rule does not know.",
+        references=["https://github.com/allenai/olmo-cookbook/issues/60"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_CORRUPTED, RULE_NAN_PROBABILITIES, RULE_BANG_ANSWER]

@@ -241,6 +241,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|EngineCore encountered an issue\. See stack trace \(above\) for the root cause\.",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # an answer that is `!` alone, after a label or as a JSON string's whole content, as a person quotes the
+        # output they got (allenai/olmo-cookbook#60: OLMo in float16, `vLLM output: !!!!!!!!!!!!!!!!`)
+        ("!!!!!!!!",),
+        K.BANG_ANSWER,
+        r"""(?:^|[:=]\s*)["'`]?(?P<bangs>!{8,})["'`]?,?\s*$""",
+        lambda m: {"message": m["bangs"]},
+    ),
     wording(  # torch.multinomial's own check (ATen), on a sampling distribution holding inf, NaN or a negative entry:
         # early vLLM samplers and frameworks around vLLM sample with it; the words may sit inside a RayTaskError's repr
         ("probability tensor contains either",),

@@ -7,7 +7,7 @@ from advisor.collect.logs import parse_lines
 from rules.catalog import health_corrupted
 from rules.evaluate import evaluate
 from rules.facts import Facts, ServerConfig
-from tests.unit.rules.factories import live
+from tests.unit.rules.factories import config, live, top_finding
 
 STATS = (
     "(APIServer pid=4100) INFO 07-01 10:00:{s} [loggers.py:335] Engine 000: Avg prompt throughput: 512.3 tokens/s, "
@@ -52,3 +52,12 @@ def test_vllms_own_raise_on_nan_logits_says_the_same_causes():
     [top, *_] = evaluate(Facts(events=parse_lines([line]).events)).findings
     assert top.rule == "VC-1" and "NaNs detected in logits" in top.title
     assert top.actions[0].startswith("A model trained in bfloat16 served in float16 overflows into NaN")
+
+
+def test_an_answer_of_bangs_only_is_token_zero_from_nan_logits():
+    # allenai/olmo-cookbook#60, verbatim: OLMo loaded in float16 by default answered so; bfloat16 or float32 fixed it
+    top = top_finding("vLLM output: !!!!!!!!!!!!!!!!")
+    assert top.rule == "HL-10" and top.changes == [] and "--dtype bfloat16" in top.actions[0]
+    served = top_finding('"content": "!!!!!!!!!!!!!!!!!!!!"', config=config(dtype="float16"))
+    assert served.rule == "HL-10" and [(c.flag, c.proposed) for c in served.changes] == [("--dtype", "bfloat16")]
+    assert top_finding("Wow!!!!!!!!!") is None  # a person's own exclamation is no answer
