@@ -20,6 +20,9 @@ from rules.model import Category, Finding, Rule, RulePage, Severity
 
 # A mean TTFT at least this share of the whole run is requests waiting their turn, not their prefill.
 QUEUED_SHARE = 0.10
+# A TTFT this long without the run's duration beside it: a prefill of ordinary prompts takes well under a second on a
+# GPU, so ten seconds is a prompt of far over a hundred thousand tokens, or a queue (vllm#7567 pasted 31 s alone)
+LONG_TTFT_S = 10.0
 
 
 def _figures(facts: Facts) -> dict[str, LogEvent]:
@@ -31,8 +34,10 @@ def _check(facts: Facts) -> list[Finding]:
     figures = _figures(facts)
     ttft = figures.get("Mean TTFT (ms)") or figures.get("Median TTFT (ms)")
     duration = figures.get("Benchmark duration (s)")
-    if ttft is None or duration is None or not ttft.figure or not duration.figure:
+    if ttft is None or not ttft.figure:
         return []
+    if duration is None or not duration.figure:
+        return [_without_duration(ttft)] if ttft.figure / 1000 >= LONG_TTFT_S else []
     share = ttft.figure / 1000 / duration.figure
     if share < QUEUED_SHARE:
         return []
@@ -84,6 +89,28 @@ def _finding(figures: dict[str, LogEvent], ttft: LogEvent, duration: LogEvent, s
     )
 
 
+def _without_duration(ttft: LogEvent) -> Finding:
+    """A long TTFT pasted without the run it came from: the same reading, as a likelihood."""
+    return RULE.finding(
+        Severity.MEDIUM,
+        f"the benchmark's {(ttft.label or 'TTFT').removesuffix(' (ms)').lower().replace('ttft', 'TTFT')} of "
+        f"{ttft.figure / 1000:,.1f} s is most likely time spent queued, not "
+        "prefill (the run's duration and load are not in the text)",
+        summary="`vllm bench serve` times each request from when it sends it, and at its defaults (request rate inf, "
+        "no concurrency cap) sends every prompt at once: all but a batch's worth wait their turn, and the wait is "
+        f"their TTFT. A prefill of ordinary prompts takes well under a second on a GPU; {LONG_TTFT_S:g} s or more "
+        "is a prompt of far over a hundred thousand tokens, or a queue.",
+        evidence=[c.log_evidence(ttft, name=ttft.label or "TTFT", value=round(ttft.figure / 1000, 1), unit="s")],
+        actions=[
+            "Paste the whole result block (`Benchmark duration (s)`, `Traffic request rate`, `Maximum request "
+            "concurrency`): a TTFT that is a large share of the duration is the queue the load made.",
+            "Measure TTFT at the load the server must carry: `--request-rate R` or `--max-concurrency C`, below the "
+            "run's request throughput.",
+        ],
+        confidence=0.55,
+    )
+
+
 RULE = Rule(
     code="OP-5.38",
     title="a serving benchmark's TTFT is queueing, not prefill",
@@ -100,7 +127,8 @@ RULE = Rule(
         "own output); vllm#4252, answered by the maintainers: TTFT includes the time waiting to be scheduled.",
         fix="Benchmark at the rate or concurrency the server must carry (`--request-rate`, `--max-concurrency`), or "
         "sweep the rate; compare servers at one rate below saturation.",
-        limits="Reads the figures a pasted run prints; a prefill truly that slow (prompts of hundreds of thousands "
+        limits="Reads the figures a pasted run prints (a TTFT of 10 s or more pasted without the run's duration is "
+        "named as a likely queue, at lower confidence); a prefill truly that slow (prompts of hundreds of thousands "
         "of tokens) is told apart only by the prompt lengths, which the block's total input tokens give on average.",
         references=[
             "https://github.com/vllm-project/vllm/issues/4252",

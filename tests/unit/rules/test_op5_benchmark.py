@@ -58,3 +58,11 @@ def test_the_result_block_alone_still_reads_the_queue_without_naming_the_load():
 def test_a_paced_run_with_a_ttft_of_its_prefill_is_not_a_queue():
     paced = _block(**{"Benchmark duration (s)": "300.12", "Mean TTFT (ms)": "182.40", "Mean TPOT (ms)": "21.5"})
     assert not _findings(["Traffic request rate: 4.0", *paced])
+
+
+def test_a_long_ttft_pasted_without_its_run_is_a_likely_queue_and_a_short_one_nothing():
+    # vllm#7567, verbatim: a benchmark_serving run on 1000 ShareGPT prompts, its mean TTFT alone in the report
+    [finding] = _findings(["Mean TTFT (ms):                          31077.94  "])
+    assert finding.title.startswith("the benchmark's mean TTFT of 31.1 s is most likely time spent queued")
+    assert finding.confidence < 0.6 and "Benchmark duration (s)" in finding.actions[0]
+    assert not _findings(["Mean TTFT (ms):                          310.94  "])
