@@ -360,6 +360,19 @@ REMEDIES: tuple[Remedy, ...] = (
         "model card's Mistral-format command fits the original repository only, not a Hugging Face-format or GGUF "
         "conversion of it (vllm#17210, the maintainers).",
     ),
+    Remedy(  # vllm/v1/executor/ray_utils.py (0.11 on): the figure is the world size (TP x PP), compared with the GPUs
+        # of the node the driver runs on only, so a valid multi-node layout warns too (vllm PR #31364, for #31005:
+        # TP 8 x PP 2 over two 8-GPU nodes; PR #31067, closed for a fuller fix)
+        "exceeds available GPUs",
+        "GPUs in the Ray cluster",
+        "setting",
+        "{world_size}",
+        "the figure is the world size (tensor x pipeline parallel), compared with this node's GPUs only",
+        action="Harmless when the Ray cluster's other nodes hold the rest: `ray status` should list at least the "
+        "figure's GPUs in all (vllm PRs #31067 and #31364 describe the warning, which counts only the driver's "
+        "node). If the cluster has fewer, join the missing nodes before starting, or lower --tensor-parallel-size x "
+        "--pipeline-parallel-size to what it has.",
+    ),
     Remedy(  # the same warning for the GPU, not a setting: 0.8-0.10's V1 needed compute capability 8.0 (vllm#23531: a
         # T4 serving a pooling model fell back to V0, whose pooling runner has no prefix caching; a maintainer pointed
         # the reporter at main after a merged change)

@@ -196,6 +196,12 @@ def test_a_field_at_the_start_of_vllms_own_line_keeps_its_words_and_the_gpu_is_n
     assert top.actions[0].startswith("The GPU, not a setting, sent the server to V0")
 
 
+def test_the_ray_executors_gpu_warning_says_it_counts_the_world_size_against_one_node():
+    # vllm PR #31364, verbatim: TP 8 x PP 2 over two 8-GPU nodes warned though the layout was valid
+    top = _top("Tensor parallel size (16) exceeds available GPUs (8).")
+    assert top.rule == "VC-1" and any("`ray status`" in a and "#31364" in a for a in top.actions)
+
+
 def test_requests_over_the_logprobs_limit_and_a_model_without_pipeline_parallelism_get_their_remedies():
     logprobs = _top(
         "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': 'Cannot request more than 5 "
