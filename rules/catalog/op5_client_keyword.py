@@ -21,7 +21,7 @@ import json
 from rules.catalog import common as c
 from rules.events import OPENAI_PARAMETER, REMOVED_REQUEST_FIELD, VLLM_REQUEST_FIELD, LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 
 EXTRA_PARAMETERS = "https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html#extra-parameters"
 # The structured_outputs member that replaced each guided_* request field (StructuredOutputsParams)
@@ -32,6 +32,11 @@ _STRUCTURED: dict[str, str] = {
     "guided_grammar": "grammar",
     "guided_whitespace_pattern": "whitespace_pattern",
 }
+
+
+def _refused(event: LogEvent, keyword: str) -> list[Evidence]:
+    """The line where the client refused the keyword: every reading's evidence."""
+    return [c.log_evidence(event, name="openai client's create()", value=keyword)]
 
 
 def _body(members: dict) -> str:
@@ -54,7 +59,7 @@ def _client_keyword_finding(facts: Facts, event: LogEvent, _match: object) -> Fi
         summary=f"{event.message}: Python refused the keyword inside the client, before a request left it, so the "
         f"server never saw one. {keyword} is not among vLLM's request fields either, so passing it through "
         "extra_body would not help: the program that calls the client passes something it should not.",
-        evidence=[c.log_evidence(event, name="openai client's create()", value=keyword)],
+        evidence=_refused(event, keyword),
         actions=[
             f"Find where the program builds the create() call and what puts {keyword} there (a leftover or "
             "misspelt argument: infiniflow/ragflow#11688 was one, fixed in RAGFlow's code); upgrade the program, or "
@@ -89,7 +94,7 @@ def _openai_parameter(event: LogEvent, keyword: str) -> Finding:
             if endpoint
             else "the package is older than it (`pip show openai`), or the call is on an endpoint without it."
         ),
-        evidence=[c.log_evidence(event, name="openai client's create()", value=keyword)],
+        evidence=_refused(event, keyword),
         actions=[
             f"Call {endpoint}."
             if endpoint
@@ -109,7 +114,7 @@ def _vllm_field(event: LogEvent, keyword: str, body: str) -> Finding:
         summary=f"{event.message}: the openai package's create() takes OpenAI's parameters as its keywords and "
         f"refuses any other before sending. {keyword} is a field vLLM's request models read; the client sends such "
         "fields when they are given in extra_body, which it merges into the request's JSON.",
-        evidence=[c.log_evidence(event, name="openai client's create()", value=keyword)],
+        evidence=_refused(event, keyword),
         changes=[
             ConfigChange(
                 flag="extra_body",
@@ -140,7 +145,7 @@ def _removed_field(event: LogEvent, keyword: str) -> Finding:
         summary=f"{event.message}: the openai package's create() refuses keywords that are not OpenAI's before "
         f"sending. {keyword} was a guided-decoding field of older vLLM releases; vLLM 0.32's request models have "
         "structured_outputs in its place, and a server that no longer reads a guided_* field answers unconstrained.",
-        evidence=[c.log_evidence(event, name="openai client's create()", value=keyword)],
+        evidence=_refused(event, keyword),
         changes=[
             ConfigChange(
                 flag="extra_body",
@@ -167,7 +172,7 @@ def _server_side_field(event: LogEvent, keyword: str) -> Finding:
         summary=f"{event.message}: the openai package's create() refuses keywords that are not OpenAI's before "
         f"sending. {keyword} chose the guided-decoding backend per request in older vLLM releases; vLLM 0.32's "
         "requests have no such field, and the server chooses the backend.",
-        evidence=[c.log_evidence(event, name="openai client's create()", value=keyword)],
+        evidence=_refused(event, keyword),
         actions=[
             "Drop it from the request and choose the backend where the server starts: `--structured-outputs-config "
             '\'{"backend": "xgrammar"}\'` (or guidance, outlines) on vLLM 0.32.',
