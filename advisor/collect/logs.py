@@ -15,7 +15,6 @@ Any text is read: a full log, an excerpt, a bare traceback, one error line, an H
 
 from __future__ import annotations
 
-import ast
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
@@ -65,6 +64,7 @@ from rules.events import (
     LogEventKind,
     OomPhase,
 )
+from rules.literals import python_literal
 
 # Lines a long log repeats without end, of which only the newest are kept (and the older counted): a day of 10 s
 # stats lines is 8640; a server logging each step prints tens of lines a second (a minute or more of a busy GPU's).
@@ -1153,10 +1153,8 @@ def _seconds_since_start(timestamp: str | None, state: _ParseState) -> float | N
 def _args_from_text(text: str) -> dict[str, str]:
     """`{'max_model_len': 32768, …}` (0.10+) or `Namespace(…)` (≤0.9) → {flag: value text}."""
     if text.startswith("{"):
-        try:
-            value = ast.literal_eval(text)
-        # TypeError: a literal Python parses and cannot build (a set holding a list); the same text, read as pairs
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        value = python_literal(text)
+        if value is None:  # not a literal Python can build: the same text, read as pairs
             return args_from_repr(text[1:-1], separator=":")
         if isinstance(value, dict):
             return args_from_repr(", ".join(f"{k}={v!r}" for k, v in value.items()))

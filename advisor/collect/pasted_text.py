@@ -10,7 +10,6 @@ advisor/collect/log_transport.py.
 
 from __future__ import annotations
 
-import ast
 import builtins
 import json
 import os
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 from rules.components import MESSAGE_COMPONENTS, component_of_path
+from rules.literals import mapping_of
 
 # What may stand just before an exception's class in a line: its start, a space, a colon, a quote, a bracket, the
 # inline code's backtick, a CJK sentence's full-width punctuation
@@ -146,7 +146,7 @@ def unwrap(line: str) -> Unwrapped:
     start = line.find("{")
     if start < 0 or _GATEWAY_STATUS.search(line, 0, start):
         return Unwrapped(line, "line")
-    record = _mapping(line[start : line.rindex("}") + 1]) if "}" in line[start:] else None
+    record = mapping_of(line[start : line.rindex("}") + 1]) if "}" in line[start:] else None
     if record is None:
         cut = _cut_body_message(line[start:])
         return Unwrapped(cut, "error_body") if cut else Unwrapped(line, "line")
@@ -455,16 +455,3 @@ def _json_string(escaped: str) -> str:
         return json.loads(f'"{escaped}"')
     except ValueError:
         return escaped
-
-
-def _mapping(text: str) -> dict[str, Any] | None:
-    """A JSON object, or the repr of a Python dict (what `openai` prints in `Error code: 404 - {...}`)."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        try:
-            value = ast.literal_eval(text)
-        # TypeError: a literal Python cannot build (`{[1, 1]}`, torch's `CUDABoolType{[1, 1]}`: a set of lists)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            return None
-    return value if isinstance(value, dict) else None

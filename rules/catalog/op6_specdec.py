@@ -8,13 +8,13 @@ and rejected drafts are pure waste.
 
 from __future__ import annotations
 
-import ast
 import json
 
 from rules import signals
 from rules.catalog import common as c
 from rules.events import LogEventKind
 from rules.facts import Facts
+from rules.literals import mapping_of
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 from rules.signals import fmt
 
@@ -60,15 +60,7 @@ def speculating(facts: Facts) -> bool:
 
 def _parse_spec(text: str | None) -> dict | None:
     """--speculative-config as JSON (the flag) or a Python dict repr (the `non-default args` log line)."""
-    if not text:
-        return None
-    for parse in (json.loads, ast.literal_eval):
-        try:
-            value = parse(text)
-        except (ValueError, SyntaxError):
-            continue
-        return value if isinstance(value, dict) else None
-    return None
+    return mapping_of(text) if text else None
 
 
 def _useful_positions(facts: Facts) -> tuple[int, int] | None:

@@ -15,12 +15,12 @@ reads beside mode).
 
 from __future__ import annotations
 
-import ast
 import json
 
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
+from rules.literals import python_literal
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 NOT_JSON = "loads"  # argparse names the type function that refused: json.loads
@@ -46,10 +46,7 @@ def _check_json_flag(facts: Facts) -> list[Finding]:
 
 def _as_json(value: str) -> str | None:
     """The value as JSON, where it is a Python literal of a mapping or a list (None when it is not one)."""
-    try:
-        parsed = ast.literal_eval(value)
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return None
+    parsed = python_literal(value)
     if not isinstance(parsed, (dict, list)):
         return None
     try:

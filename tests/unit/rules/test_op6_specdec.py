@@ -69,3 +69,12 @@ def test_per_position_acceptance_keeps_the_leading_positions_that_accept_a_tenth
     known = Facts(config=config(speculative_config=SPEC.replace(":4", ":15")), events=[spec])
     [finding] = op6.RULE_ACCEPTANCE.evaluate(known)
     assert finding.changes[0].proposed == '{"method":"eagle","model":"draft","num_speculative_tokens":4}'
+
+
+def test_a_speculative_config_python_cannot_build_leaves_the_rule_standing():
+    # the same text vllm-omni#5348 pasted elsewhere (`{[1, 1]}`): the rule read it with its own parse and failed
+    assert op6._parse_spec("{[1, 1]}") is None
+    assert op6._parse_spec("{'method': 'ngram', 'num_speculative_tokens': 4}") == {
+        "method": "ngram",
+        "num_speculative_tokens": 4,
+    }
