@@ -34,6 +34,10 @@ _STRUCTURED: dict[str, str] = {
 }
 
 
+# Every reading's last word: the refusal is the client's, before any request
+_NOT_THE_SERVER = "No server flag changes this: the vLLM server is not involved until the client sends a request."
+
+
 def _refused(event: LogEvent, keyword: str) -> list[Evidence]:
     """The line where the client refused the keyword: every reading's evidence."""
     return [c.log_evidence(event, name="openai client's create()", value=keyword)]
@@ -49,7 +53,7 @@ def _client_keyword_finding(facts: Facts, event: LogEvent, _match: object) -> Fi
     if event.component == OPENAI_PARAMETER:
         return _openai_parameter(event, keyword)
     if event.component == VLLM_REQUEST_FIELD:
-        return _vllm_field(event, keyword, _body({keyword: "…"}))
+        return _vllm_field(event, keyword)
     if event.component == REMOVED_REQUEST_FIELD:
         return _removed_field(event, keyword)
     return RULE_CLIENT_KEYWORD.finding(
@@ -64,7 +68,7 @@ def _client_keyword_finding(facts: Facts, event: LogEvent, _match: object) -> Fi
             f"Find where the program builds the create() call and what puts {keyword} there (a leftover or "
             "misspelt argument: infiniflow/ragflow#11688 was one, fixed in RAGFlow's code); upgrade the program, or "
             "the openai package it was written for (`pip show openai`).",
-            "No server flag changes this: the vLLM server is not involved until the client sends a request.",
+            _NOT_THE_SERVER,
         ],
         confidence=0.75,
     )
@@ -100,13 +104,14 @@ def _openai_parameter(event: LogEvent, keyword: str) -> Finding:
             if endpoint
             else "Upgrade the openai package in the client's environment (`pip install -U openai`); until then, "
             f'`extra_body={{"{keyword}": …}}` sends it as it is.',
-            "No server flag changes this: the vLLM server is not involved until the client sends a request.",
+            _NOT_THE_SERVER,
         ],
         confidence=0.75,
     )
 
 
-def _vllm_field(event: LogEvent, keyword: str, body: str) -> Finding:
+def _vllm_field(event: LogEvent, keyword: str) -> Finding:
+    body = _body({keyword: "…"})
     return RULE_CLIENT_KEYWORD.finding(
         Severity.HIGH,
         f"the openai client refused {keyword}, a request field of vLLM's that is not OpenAI's: pass it in "
@@ -136,7 +141,7 @@ def _removed_field(event: LogEvent, keyword: str) -> Finding:
     member = _STRUCTURED.get(keyword)
     if member is None:  # guided_decoding_backend: the server's choice now, no request field
         return _server_side_field(event, keyword)
-    body = _body({"structured_outputs": {member or "…": "…"}})
+    body = _body({"structured_outputs": {member: "…"}})
     old = _body({keyword: "…"})
     return RULE_CLIENT_KEYWORD.finding(
         Severity.HIGH,
@@ -198,8 +203,8 @@ RULE_CLIENT_KEYWORD = Rule(
         "own leftover argument).",
         fix="extra_body={'k': …} for a field of vLLM's (structured_outputs for a guided_* one); the calling "
         "program's fix for a keyword neither API has.",
-        limits="Reads the keyword only: OpenAI parameters a newer openai package added are read as vLLM's fields, "
-        "whose extra_body fix works for them too.",
+        limits="Reads the keyword only; OpenAI's own parameters are those its API reference lists (rules/events.py's "
+        "OPENAI_PARAMETERS), so one newer than the list reads as vLLM's field, whose extra_body fix works for it too.",
         references=[EXTRA_PARAMETERS, "https://github.com/infiniflow/ragflow/issues/11688"],
     ),
 )

@@ -62,11 +62,13 @@ def _client_keyword(match: re.Match[str]) -> Fields | None:
     Python names without its class (before 3.10, or cut) is read only for a keyword of vLLM's: any create() says
     the same of its own arguments."""
     keyword = match["keyword"] or match["bare"]
-    known = VLLM_REQUEST_FIELD if keyword in request_fields() - removed_request_fields() else None
-    if keyword in removed_request_fields():
-        known = REMOVED_REQUEST_FIELD
-    if keyword in OPENAI_PARAMETERS:
+    known = None
+    if keyword in OPENAI_PARAMETERS:  # OpenAI's own first: vLLM's request models have most of them too
         known = OPENAI_PARAMETER
+    elif keyword in removed_request_fields():
+        known = REMOVED_REQUEST_FIELD
+    elif keyword in request_fields():
+        known = VLLM_REQUEST_FIELD
     if match["bare"] and known in (None, OPENAI_PARAMETER):  # `model`, `stream`: any library's create() has them
         return None
     return {"request_field": keyword, "component": known, "message": match.group(0)}
