@@ -774,18 +774,20 @@ def _inner_of_wrapped(exception: tuple[str, str] | None) -> tuple[str, str] | No
 
 # Python's words for a call whose arguments do not fit the function, which only a TypeError carries (vllm#3694's
 # title: `NeuronExecutor.__init__() takes 7 positional arguments but 8 were given`).
-_PYTHON_CALL_REFUSAL = re.compile(
-    r"^[A-Za-z_][\w.]*\(\) (?:takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given"
-    r"|got an unexpected keyword argument '\w+(?:-\w+)*'|missing \d+ required (?:positional|keyword-only) "
-    r"arguments?: .+)$"
+_CALL = r"[A-Za-z_][\w.]*\(\) "
+_TAKES_OR_KEYWORD = (
+    r"takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given"
+    r"|got an unexpected keyword argument '\w+(?:-\w+)*'"
 )
+_MISSING = r"missing \d+ required (?:positional|keyword-only) arguments?: "
+_PYTHON_CALL_REFUSAL = re.compile(rf"^{_CALL}(?:{_TAKES_OR_KEYWORD}|{_MISSING}.+)$")
 # The same refusal ending a line that holds more before it: a person's sentence quoting it (`… it will raise error:
 # "LLM.generate() got an unexpected keyword argument 'prompt_token_ids' "`, openai/openai-cookbook PR #2353) or an
 # HTTP status before it (`400 Gemma4ToolParser.__init__() takes 2 positional arguments but 3 were given`, vllm#38837)
+# (the missing arguments are named one by one: a line that goes on after them is no refusal of Python's)
 _CALL_REFUSAL_INSIDE = re.compile(
-    r"(?<![\w.])(?P<call>[A-Za-z_][\w.]*\(\) (?:takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) "
-    r"given|got an unexpected keyword argument '\w+(?:-\w+)*'|missing \d+ required (?:positional|keyword-only) "
-    r"arguments?: '\w+'(?:(?:, | and |, and )'\w+')*))[\s\"'`.]*$"
+    rf"(?<![\w.])(?P<call>{_CALL}(?:{_TAKES_OR_KEYWORD}|{_MISSING}'\w+'(?:(?:, | and |, and )'\w+')*))"
+    r"[\s\"'`.]*$"
 )
 # vLLM's engine arguments refusing a keyword inside a framework's own error line, after its words (Xinference's
 # `Server error: 500 - [address=0.0.0.0:46149, pid=156] AsyncEngineArgs.__init__() got an unexpected keyword

@@ -12,6 +12,7 @@ import re
 from advisor.catalog.vllm_interface import flags_taking, is_flag, is_model_type, nearest_flag
 from advisor.collect.log_patterns.pattern import NUM, Fields, Pattern, to_float, to_gib, to_int, wording
 from advisor.collect.refused_names import flag_releases
+from rules.catalog.op7_json_flag import CONFIG_INVALID
 from rules.events import NVML_ASSERT_OOM, ZMQ_CLOSED_SOCKET, OomPhase
 from rules.events import LogEventKind as K
 
@@ -116,7 +117,7 @@ def _value_refused(match: re.Match[str]) -> Fields:
             "accepted_instead": choices,
         }
     if match["config"]:
-        return {"component": match["flag"], "message": "config_invalid", "accepted_instead": match["config"]}
+        return {"component": match["flag"], "message": CONFIG_INVALID, "accepted_instead": match["config"]}
     return {
         "component": match["flag"],
         "message": "invalid_value",
