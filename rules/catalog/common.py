@@ -15,7 +15,7 @@ from collections.abc import Callable
 from rules import signals, vllm_defaults
 from rules.events import STARTUP_FAILURE_KINDS, LogEvent, LogEventKind
 from rules.facts import ConfigSource, Facts
-from rules.model import ConfigChange, Evidence, Finding
+from rules.model import ConfigChange, Evidence, Finding, Severity
 
 # Names the families quote in proposals and pages, bound to the table (rules/vllm_defaults.py):
 # 2048 is the API server's budget below 70 GiB, the one OP-5 offers for ITL and OP-1 for activations.
@@ -421,6 +421,12 @@ def explicitly_set(facts: Facts, field: str) -> bool:
     """The flag's value is not vLLM's default (or its source is unknown): the user chose it."""
     source = facts.config.source_of(field) if facts.config else None
     return source is None or source != ConfigSource.DEFAULT
+
+
+def phase_severity(event) -> Severity:
+    """A failure's severity by when it struck: CRITICAL at start (the server never comes up), HIGH while serving
+    (the server runs, and the requests or callers that meet it fail)."""
+    return Severity.CRITICAL if event.phase != "serving" else Severity.HIGH
 
 
 def log_evidence(event, name: str | None = None, value=None, threshold=None, comparison=None, unit=None) -> Evidence:

@@ -24,7 +24,7 @@ import re
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, Finding, Rule, RulePage, Severity
+from rules.model import Category, Finding, Rule, RulePage
 
 # Python's refusal, both wordings (3.11 and earlier; 3.12 on, which quotes the method names).
 _ABSTRACT = re.compile(
@@ -73,7 +73,7 @@ def _finding(event: LogEvent, cls: str, methods: str) -> Finding:
             "its last release.",
         ]
     return RULE_ABSTRACT.finding(
-        Severity.CRITICAL if event.phase != "serving" else Severity.HIGH,
+        c.phase_severity(event),
         f"{whose} does not implement {methods}, which its base class requires: the class and its base come from "
         "different versions",
         summary=f"{event.message}. Python refuses to build an object whose class leaves an abstract method of its "

@@ -34,7 +34,7 @@ from rules.events import (
     LogEventKind,
 )
 from rules.facts import Facts
-from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+from rules.model import Category, ConfigChange, Finding, Rule, RulePage
 
 # A constructor's refusal Python before 3.10 words without its class, whose keyword the collector found among
 # EngineArgs' fields of some releases and not others.
@@ -93,13 +93,18 @@ def _is_method(function: str) -> bool:
     return bool(dot) and method != "__init__" and owner.split(".")[-1] in VLLM_CONSTRUCTED_CLASSES
 
 
+def _caller_name(event: LogEvent) -> str | None:
+    """The calling package as it is installed by name (`trl`, `vllm-omni`), when the frames named one."""
+    return event.caller.replace("_", "-") if event.caller else None
+
+
 def _method_finding(event: LogEvent, function: str, keyword: str) -> Finding:
     """A keyword a method of vLLM's refused: the calling code was written against another release's signature."""
-    name = event.caller.replace("_", "-") if event.caller else None
+    name = _caller_name(event)
     who = name or "the calling code"
     replaced = _METHOD_KEYWORDS_GONE.get((function, keyword))
     return RULE_CALLER_ARGUMENT.finding(
-        Severity.CRITICAL if event.phase != "serving" else Severity.HIGH,
+        c.phase_severity(event),
         f"{who} calls vLLM's {function} with {keyword}, which the installed release's {function} does not take: "
         "they are written for different vLLM releases",
         summary=f"{event.message}: vLLM's {function} changes its keywords between releases, and the code calling "
@@ -126,7 +131,7 @@ def _callee(function: str, engine_args: bool, called_alone: bool) -> str:
 
 
 def _caller_finding(event: LogEvent, function: str, keyword: str, callee: str, flag: bool = True) -> Finding:
-    name = event.caller.replace("_", "-") if event.caller else None
+    name = _caller_name(event)
     who = name or f"the code that {callee}"
     if event.server_flag or "-" in keyword:
         return _flag_finding(event, keyword, who)
@@ -137,7 +142,7 @@ def _caller_finding(event: LogEvent, function: str, keyword: str, callee: str, f
     else:
         which, changes, actions = _not_taken_yet(event.known_in_release, keyword, name, who, flag)
     return RULE_CALLER_ARGUMENT.finding(
-        Severity.CRITICAL if event.phase != "serving" else Severity.HIGH,
+        c.phase_severity(event),
         f"{who} passes vLLM an argument the installed vLLM version does not take ({keyword})"
         + (f": {name} and vLLM are not versions made for each other" if name else ""),
         summary=f"{event.message}: raised in vLLM's {function}, with the argument {who} passed through. {which}.",
@@ -174,7 +179,7 @@ def _flag_finding(event: LogEvent, keyword: str, who: str) -> Finding:
             f"Write it {field} where the engine's keyword arguments are built (or pass --{keyword} on a command line)."
         ]
     return RULE_CALLER_ARGUMENT.finding(
-        Severity.CRITICAL if event.phase != "serving" else Severity.HIGH,
+        c.phase_severity(event),
         title,
         summary=summary,
         evidence=[c.log_evidence(event, name="root_exception", value=event.message)],

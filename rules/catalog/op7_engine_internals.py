@@ -102,7 +102,7 @@ def _config_field_finding(facts: Facts, event: LogEvent, owner: str, name: str) 
         else f"vllm>={event.known_in_release}"
     )
     return RULE_ENGINE_INTERNALS.finding(
-        Severity.CRITICAL if event.phase != "serving" else Severity.HIGH,
+        c.phase_severity(event),
         f"code built on vLLM reads {owner}.{name}, {when}",
         summary=f"Python's AttributeError on one of vLLM's configuration classes. {name} is an engine argument of "
         f"vLLM {removed or f'{event.known_in_release} on'} (the catalog's table of EngineArgs' fields per release)"
@@ -197,7 +197,7 @@ def _finding(facts: Facts, event: LogEvent, owner: str, name: str) -> Finding:
 def _front_end_finding(event: LogEvent, owner: str, name: str) -> Finding:
     """One of vLLM's front-end or parameter classes a framework constructs, without what the framework calls."""
     return RULE_ENGINE_INTERNALS.finding(
-        Severity.CRITICAL if event.phase != "serving" else Severity.HIGH,
+        c.phase_severity(event),
         f"code built on vLLM calls {owner}.{name}, which this vLLM's {owner} does not have: it was written for "
         "another vLLM release",
         summary=f"Python's AttributeError on one of vLLM's own classes: frameworks (KServe, BentoML, FastChat, RL "

@@ -68,7 +68,7 @@ def _check_neuron(facts: Facts) -> list[Finding]:
     name, meaning, actions = _runtime_status(number or "")
     return [
         RULE_NEURON.finding(
-            Severity.CRITICAL if event.phase != "serving" else Severity.HIGH,
+            c.phase_severity(event),
             f"AWS Neuron's runtime refused the model ({name}): {meaning}",
             summary="On Inferentia and Trainium vLLM runs the model through AWS's Neuron stack, which loads a graph "
             "compiled for fixed shapes onto NeuronCores; the runtime's status number says what failed (nrt_status.h).",
