@@ -432,17 +432,7 @@ def nonsense_cases() -> Iterator[Case]:
         files={"s.log": huge_log.encode()},
         expect=lambda code, out, err: code == 0,  # the figure is not taken; the triage runs in bounded memory
     )
-    braced = (  # literals Python parses and cannot build (a set of lists): torch prints a tensor's type so
-        "RuntimeError: expand(CUDABoolType{[1, 1]}, size=[0]): the number of sizes\n"
-        "(APIServer pid=1) INFO 01-01 00:00:00 [utils.py:1] non-default args: {'model': 'm', 'x': {[1, 1]}}\n"
-    )
-    yield Case(
-        "nonsense",
-        "a log holding {[1, 1]} (vllm-omni#5348's torch type)",
-        ["triage", "--logs", "{tmp}/s.log"],
-        files={"s.log": braced.encode()},
-        expect=lambda code, out, err: code == 0,
-    )
+    yield _braced_literal_case()
     # (a TTFT of 0.0 is not among them: a fast server's rounded figure can be 0, so it is read as measured)
     for value in (math.nan, math.inf, -5.0, 1e308):
         document = json.loads(RAMP.read_text())
@@ -469,6 +459,22 @@ def nonsense_cases() -> Iterator[Case]:
         "a host profile with no figures",
         ["triage", "--logs", "{tmp}/s.log", "--host-profile", "{tmp}/h.json"],
         files={"h.json": json.dumps({**host, "figures": []}).encode(), "s.log": log},
+    )
+
+
+def _braced_literal_case() -> Case:
+    """A log holding literals Python parses and cannot build (a set of lists): torch prints a tensor's type so
+    (vllm-omni#5348), and two readers raised on it before rules/literals.py read them once."""
+    braced = (
+        "RuntimeError: expand(CUDABoolType{[1, 1]}, size=[0]): the number of sizes\n"
+        "(APIServer pid=1) INFO 01-01 00:00:00 [utils.py:1] non-default args: {'model': 'm', 'x': {[1, 1]}}\n"
+    )
+    return Case(
+        "nonsense",
+        "a log holding {[1, 1]} (vllm-omni#5348's torch type)",
+        ["triage", "--logs", "{tmp}/s.log"],
+        files={"s.log": braced.encode()},
+        expect=lambda code, out, err: code == 0,
     )
 
 

@@ -232,7 +232,7 @@ PATTERNS: tuple[Pattern, ...] = (
         # a value holding single quotes, which Python's repr puts in double ones (a dict's repr given to a JSON flag)
         r"|invalid (?P<dtype>\w+) value: \"(?P<dvalue>[^\"]*)\""
         # a JSON flag's value pydantic refused for its config class (`--compilation-config 3` in vLLM 0.11 on)
-        r"|(?P<errors>\d+) validation errors? for (?P<config>\w+Config)\b"
+        r"|\d+ validation errors? for (?P<config>\w+Config)\b"
         r"|invalid choice: '(?P<choice>[^']*)' \(choose from (?P<choices>.*)\)|(?P<missing>expected one argument))",
         _value_refused,
     ),
