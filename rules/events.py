@@ -746,6 +746,9 @@ class LogEventKind(str, Enum):
     # a hub client waiting on its download lock (filelock's words under huggingface_hub or ModelScope): "Still waiting
     # to acquire lock on /root/.cache/modelscope/hub/.lock/<model>"; message: the lock file
     DOWNLOAD_LOCK_WAIT = "download_lock_wait"
+    # Docker giving up stopping a container whose PID 1 is a zombie: "container PID is zombie and can not be killed. Use
+    # the --init option when creating containers …"; no fields (the words are the cause)
+    CONTAINER_ZOMBIE = "container_zombie"
     # the CUTLASS TMA warp-specialized grouped GEMM of the fused-MoE kernels (TensorRT-LLM's, in FlashInfer) refusing
     # to initialize: "Failed to initialize cutlass TMA WS grouped gemm. Error: Error Internal (…sm120….cu:60)";
     # message: the architecture its kernel file names (sm120), when the words hold it
@@ -849,6 +852,9 @@ RAY_MEMORY_MONITOR = "Ray's memory monitor"
 # apache-tvm-ffi's SIGSEGV handler printed the crash (`!!!!!!! Segfault encountered !!!!!!!`, HL-6): a segfault
 # anywhere in a process that loaded tvm-ffi (xgrammar and FlashInfer do), its C++ frames below it
 TVM_FFI_REPORTED = "tvm-ffi's signal handler"
+# Triton Inference Server's signal handler (`Signal (11) received.`, then its native frames ` 0# … in tritonserver`),
+# around the vLLM backend it runs in its Python backend's stub (HL-6)
+TRITON_REPORTED = "Triton Inference Server's signal handler"
 # abseil's failure signal handler printed the crash (`*** SIGSEGV received at time=1722289279 on cpu 61 ***`, HL-6):
 # Ray's worker processes install it, and its `PC: @ … <function>` lines below name the native frames
 ABSEIL_REPORTED = "abseil's failure signal handler"
@@ -858,6 +864,9 @@ NVML_ASSERT_OOM = "NVML assert"
 # The message of V0's front end polling the sockets it closed after its engine process failed (OP-1.9): pyzmq's
 # refusal to poll a closed socket, which carries no cause of its own
 ZMQ_CLOSED_SOCKET = "ZMQError: Operation not supported"
+# ARGS_UNRECOGNIZED's message when Ray Serve LLM refused an engine_kwargs key (OP-7.20): it checks each key against the
+# installed vLLM's engine and front-end argument fields before it starts the engine, so no argparse is involved
+RAY_UNKNOWN_ENGINE_ARGUMENT = "Unknown engine argument: "
 # Who reported a crash the shell saw (`Segmentation fault (core dumped)`), without faulthandler's dump (HL-6).
 SHELL_REPORTED = "the shell"
 # HCCL (Ascend's collectives) timing out on a socket to another rank (`Get_Socket_Timeout(EI0006)`, OP-7.25)
@@ -1436,6 +1445,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.KERNEL_ARCH_GUARD: ("message",),
     LogEventKind.MOE_GROUPED_GEMM_INIT_FAILED: ("message",),
     LogEventKind.DOWNLOAD_LOCK_WAIT: ("message",),
+    LogEventKind.CONTAINER_ZOMBIE: (),
     LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),
     LogEventKind.HARMONY_ERROR: ("message", "token_ids"),
     LogEventKind.AUDIO_UNDECODABLE: ("message",),

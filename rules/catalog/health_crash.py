@@ -27,6 +27,7 @@ from rules.events import (
     SHELL_REPORTED,
     SUBPROCESS_REPORTED,
     SYSTEMD_REPORTED,
+    TRITON_REPORTED,
     TVM_FFI_REPORTED,
     LogEvent,
     LogEventKind,
@@ -115,11 +116,22 @@ _TVM_FFI_FRAMES = (
 _FRAMES_LISTED = {
     TVM_FFI_REPORTED: "tvm-ffi's handler lists the native frames from the innermost out",
     ABSEIL_REPORTED: "abseil's handler lists the native frames (`PC: @ …`) from the innermost out",
+    TRITON_REPORTED: "Triton Inference Server's handler lists the native frames (` 0# … in <library>`) from the "
+    "innermost out",
 }
 _ABSEIL_FRAMES = (
     "The banner is abseil's failure signal handler, which Ray's worker processes install: the `PC: @ 0x… <function>` "
     "and `@ 0x… <function>` lines under it name the native function that crashed and its callers (vllm#6918's named "
     "NCCL's proxy, addProxyOpIfNeeded); paste them with the versions (`python collect_env.py`, `ray --version`)."
+)
+
+
+_TRITON_FRAMES = (
+    "The line is Triton Inference Server's handler for a fatal signal: the numbered lines under it (` 0# <function> "
+    "in <library>`, innermost first) name the native function and library that crashed, Triton's own (its gRPC or "
+    "HTTP front end, the Python backend's stub) or one the vLLM backend loaded; paste them with Triton's and vLLM's "
+    "versions, and what it was serving when it crashed (triton-inference-server/server#7332's followed several "
+    "concurrent clients)."
 )
 
 
@@ -148,6 +160,8 @@ def _package_actions(crash: LogEvent, frame: LogEvent | None, package: str | Non
         return [_TVM_FFI_FRAMES]
     if frame is None and crash.component == ABSEIL_REPORTED:
         return [_ABSEIL_FRAMES]
+    if frame is None and crash.component == TRITON_REPORTED:
+        return [_TRITON_FRAMES]
     if package and frame and not c.installed_package(frame.code_file):
         return [_native_action(package, frame)]
     return [

@@ -24,7 +24,7 @@ import re
 from rules import vllm_defaults
 from rules.catalog import common as c
 from rules.catalog.op7_json_flag import is_json_flag_refusal
-from rules.events import LogEvent, LogEventKind
+from rules.events import RAY_UNKNOWN_ENGINE_ARGUMENT, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -34,6 +34,12 @@ OLDEST_RELEASE_READ, NEWEST_RELEASE_READ = "0.4", "0.34"
 RELEASES_READ = f"{OLDEST_RELEASE_READ} to {NEWEST_RELEASE_READ}"
 ALREADY_ON = {
     "metrics": "vLLM's OpenAI server serves Prometheus metrics at /metrics without a flag",
+}
+# What took over from an engine argument vLLM removed, where its own messages say so: from 0.10.1 the messages that
+# had said `--task embed` (vllm/entrypoints/llm.py, vllm/config.py) say `--runner pooling` and `--convert embed`.
+REPLACED_BY = {
+    "--task": "--runner (pooling or generate) and --convert (embed, classify, …) took over from it in vLLM 0.10.1: "
+    "a pooling model runs as pooling without either",
 }
 # A command a known launcher appends for another runtime, and that launcher's own way to start vLLM instead.
 LAUNCHER_COMMANDS = {
@@ -52,6 +58,27 @@ def _check_unrecognized(facts: Facts) -> list[Finding]:
     if first and not first.startswith("-"):
         return [_command_finding(event, first)]
     return [_flag_finding(facts, event, first)] if first else []
+
+
+def _refused_by(event: LogEvent, flag: str) -> tuple[str, str, str]:
+    """Who refused the name, the name as the user wrote it, and where to remove it: argparse a flag of the command,
+    or Ray Serve LLM a key of engine_kwargs (the same engine argument, so the same releases took it)."""
+    if _in_engine_kwargs(event):
+        return (
+            "Ray Serve LLM (which checks engine_kwargs against the installed vLLM's arguments)",
+            _spelled(event, flag),
+            "engine_kwargs (the LLMConfig's, or the guide or config it was copied from)",
+        )
+    return "argparse", flag, "the command (or from the template that generates it)"
+
+
+def _in_engine_kwargs(event: LogEvent) -> bool:
+    return event.message.startswith(RAY_UNKNOWN_ENGINE_ARGUMENT)
+
+
+def _spelled(event: LogEvent, flag: str) -> str:
+    """A flag as the refused text spells its argument: engine_kwargs keys are the fields' names (`max_num_seqs`)."""
+    return flag.lstrip("-").replace("-", "_") if _in_engine_kwargs(event) else flag
 
 
 def _command_finding(event: LogEvent, program: str) -> Finding:
@@ -80,24 +107,25 @@ def _flag_finding(facts: Facts, event: LogEvent, flag: str) -> Finding:
     meant = event.nearest_flag
     if meant is None and (event.known_releases or event.known_in_release):
         return _release_finding(event, flag, c.vllm_release(facts))
+    who, name, where = _refused_by(event, flag)
     hint = next((why for word, why in ALREADY_ON.items() if word in flag), None)
-    what = f"a misspelling of {meant}" if meant else "not a flag vLLM's command line takes"
+    what = f"a misspelling of {_spelled(event, meant)}" if meant else "not a flag vLLM's command line takes"
     return RULE_UNRECOGNIZED.finding(
         Severity.CRITICAL,
-        f"vLLM refused the argument {flag}: {what}",
-        summary=f"argparse refused `{event.message}` and the server never started. "
+        f"vLLM refused the argument {name}: {what}",
+        summary=f"{who} refused `{event.message}` and the server never started. "
         + (
-            f"{flag} is a letter or two from {meant}, a flag vLLM has."
+            f"{name} is a letter or two from {_spelled(event, meant)}, an argument vLLM has."
             if meant
             else f"{flag} is none of the flags of vLLM 0.32's engine and front-end arguments, nor an engine "
             f"argument of any release read ({RELEASES_READ}): a flag of another server, or one a launch generator (an "
             "operator, a chart) adds to every server." + (f" {hint}." if hint else "")
         ),
-        evidence=[c.log_evidence(event, name="argument refused", value=flag)],
+        evidence=[c.log_evidence(event, name="argument refused", value=name)],
         changes=[] if meant else [_drop(flag)],
-        actions=[f"Spell it {meant}, with the same value: vLLM's flag for what {flag} meant."]
+        actions=[f"Spell it {_spelled(event, meant)}, with the same value: vLLM's argument for what {name} meant."]
         if meant
-        else [f"Remove {flag} from the command (or from the template that generates it)."],
+        else [f"Remove {name} from {where}."],
         confidence=0.85 if meant else 0.8,
     )
 
@@ -109,21 +137,20 @@ def _drop(flag: str) -> ConfigChange:
 
 
 def _took_it_once(
-    known_releases: str, flag: str, running: vllm_defaults.Version | None
+    known_releases: str, flag: str, running: vllm_defaults.Version | None, name_and_where: tuple[str, str]
 ) -> tuple[str, str, list[str], list[ConfigChange]]:
     """What, why, actions and changes for a flag only some releases took: removed since, or (where the text dates the
     server before the flag's first release) not there yet; undated, removal leads and the older server follows."""
+    name, where = name_and_where
     first, _, last = known_releases.partition("–")
     why = f"vLLM's engine arguments held it from {first} to {last} (its released packages, read one by one)."
     before_it = first != OLDEST_RELEASE_READ and (running is None or running < c.release_of(first))
     if before_it and running is not None:  # the text's own version is older than the flag
         what = f"a flag of vLLM {known_releases}: this server runs an older release, from before {first}"
-        return what, why, [f"Upgrade vLLM to a release that takes it ({first} to {last}), or remove {flag}."], []
+        return what, why, [f"Upgrade vLLM to a release that takes it ({first} to {last}), or remove {name}."], []
     what = f"a flag of vLLM {known_releases}, removed after {last}: this server runs a later vLLM"
-    actions = [
-        f"Remove {flag} from the command (or from the template that generates it): vLLM after {last} "
-        "does without it; its release notes say what replaced it."
-    ]
+    replaced = REPLACED_BY.get(flag, "its release notes say what replaced it")
+    actions = [f"Remove {name} from {where}: vLLM after {last} does without it; {replaced}."]
     if before_it:  # the text does not date the server: a release older than the flag refuses it too
         actions.append(
             f"Unless the server is older than the flag: a release before {first} refuses it as well "
@@ -139,8 +166,9 @@ def _release_finding(event: LogEvent, flag: str, running: vllm_defaults.Version 
     oldest read, is refused both before it came and after it went: the running release, when the text says it, tells
     which; otherwise removal leads (a template outlives its flags) and the older server is the second reading
     (vllm#9840: `--task embedding` refused by an image older than the flag)."""
+    who, name, where = _refused_by(event, flag)
     if event.known_releases:
-        what, why, actions, changes = _took_it_once(event.known_releases, flag, running)
+        what, why, actions, changes = _took_it_once(event.known_releases, flag, running, (name, where))
     elif event.known_in_release == OLDEST_RELEASE_READ:
         what = "a flag every vLLM release takes: the parser that refused it is not vLLM's"
         why = (
@@ -156,15 +184,15 @@ def _release_finding(event: LogEvent, flag: str, running: vllm_defaults.Version 
         what = f"a flag vLLM {event.known_in_release} takes: this server runs a release without it"
         why = f"vLLM {event.known_in_release} takes it; the release that refused it is older, or its parser not vLLM's."
         actions = [
-            f"Upgrade vLLM (release {event.known_in_release} takes it), or remove {flag} from the command.",
+            f"Upgrade vLLM (release {event.known_in_release} takes it), or remove {name} from {where}.",
             "`vllm --version` (or the image's tag) says which release runs.",
         ]
         changes = []
     return RULE_UNRECOGNIZED.finding(
         Severity.CRITICAL,
-        f"vLLM refused the argument {flag}: {what}",
-        summary=f"argparse refused `{event.message}` and the server never started. {why}",
-        evidence=[c.log_evidence(event, name="argument refused", value=flag)],
+        f"vLLM refused the argument {name}: {what}",
+        summary=f"{who} refused `{event.message}` and the server never started. {why}",
+        evidence=[c.log_evidence(event, name="argument refused", value=name)],
         changes=changes,
         actions=actions,
         confidence=0.85,

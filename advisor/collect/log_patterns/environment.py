@@ -1005,6 +1005,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Still waiting to acquire lock on [`'\"]?(?P<path>[^\s`'\"]+)",
         lambda m: {"message": m["path"].rstrip(".,)")},
     ),
+    wording(  # the Docker daemon giving up a stop or restart: the container's PID 1 is a zombie (NVIDIA/NemoClaw#7219:
+        # a vLLM container created without --init)
+        ("container PID is zombie",),
+        K.CONTAINER_ZOMBIE,
+        r"container PID is zombie and can not be killed",
+        lambda m: {},
+    ),
     wording(  # huggingface_hub's own check before a download (file_download.py warns, then the write fails): the path
         # it would write to (AI-Hypercomputer/tpu-recipes#148: the recipe's volume too small for the model)
         ("Not enough free disk space to download the file",),

@@ -13,6 +13,7 @@ from rules.events import (
     SHELL_REPORTED,
     SUBPROCESS_REPORTED,
     SYSTEMD_REPORTED,
+    TRITON_REPORTED,
     TVM_FFI_REPORTED,
 )
 from rules.events import LogEventKind as K
@@ -59,6 +60,14 @@ _SYSTEMD_SIGNALS = {
     "ABRT": "Aborted",
     "FPE": "Floating point exception",
     "ILL": "Illegal instruction",
+}
+# The same signals by their numbers on Linux (signal(7)), for handlers that print the number
+_SIGNAL_NUMBERS = {
+    "11": "Segmentation fault",
+    "7": "Bus error",
+    "6": "Aborted",
+    "8": "Floating point exception",
+    "4": "Illegal instruction",
 }
 
 
@@ -165,6 +174,18 @@ PATTERNS: tuple[Pattern, ...] = (
         # (its `***` on either side reach this line as `*`: the paste's reader takes a pair of them for Markdown bold)
         r"\*{1,3} SIG(?P<signal>SEGV|BUS|ABRT|FPE|ILL) received at time=\d+",
         lambda m: {"message": _SYSTEMD_SIGNALS[m["signal"]], "component": ABSEIL_REPORTED},
+    ),
+    wording(  # Triton Inference Server's handler for a fatal signal (triton-inference-server/server#7332, #7400: its
+        # vLLM backend's server crashing so under concurrent clients), its numbered native frames after it; a signal
+        # that is no crash (2, 15: a stop) is no event
+        ("Signal (",),
+        K.NATIVE_CRASH,
+        r"^Signal \((?P<number>\d+)\) received\.\s*$",
+        lambda m: (
+            {"message": _SIGNAL_NUMBERS[m["number"]], "component": TRITON_REPORTED}
+            if m["number"] in _SIGNAL_NUMBERS
+            else None
+        ),
     ),
     wording(  # the shell reporting the signal that killed its child: `Segmentation fault (core dumped)`, bash's
         # `line 5:    42 Aborted (core dumped) python3 -m vllm…`, a job's `[1]+  Bus error  vllm serve …`

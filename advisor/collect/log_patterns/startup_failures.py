@@ -13,7 +13,7 @@ from advisor.catalog.vllm_interface import flags_taking, is_flag, is_model_type,
 from advisor.collect.log_patterns.pattern import NUM, Fields, Pattern, to_float, to_gib, to_int, wording
 from advisor.collect.refused_names import flag_releases
 from rules.catalog.op7_json_flag import CONFIG_INVALID
-from rules.events import NVML_ASSERT_OOM, ZMQ_CLOSED_SOCKET, OomPhase
+from rules.events import NVML_ASSERT_OOM, RAY_UNKNOWN_ENGINE_ARGUMENT, ZMQ_CLOSED_SOCKET, OomPhase
 from rules.events import LogEventKind as K
 
 
@@ -104,6 +104,20 @@ def _unrecognized(match: re.Match[str]) -> Fields:
     }
 
 
+def _engine_kwarg(match: re.Match[str]) -> Fields:
+    """Ray Serve LLM's refusal of an engine_kwargs key, read as the command-line flag of the same engine argument:
+    the same field of vLLM's engine arguments, so the same releases took it."""
+    flag = "--" + match["key"].replace("_", "-")
+    releases = flag_releases(flag)
+    return {
+        "message": match.group(0),
+        "component": flag,
+        "nearest_flag": None if is_flag(flag) else nearest_flag(flag),
+        "known_in_release": releases.known_in_release,
+        "known_releases": releases.known_releases,
+    }
+
+
 def _value_refused(match: re.Match[str]) -> Fields:
     """What argparse refused of a flag: its value's type, its choice, or a value missing altogether."""
     if match["missing"]:
@@ -166,6 +180,13 @@ PATTERNS: tuple[Pattern, ...] = (
         K.ARGS_UNRECOGNIZED,
         r"error: ?unrecognized arguments: ?(?P<args>.+?)[\s\"'”’]*$",
         _unrecognized,
+    ),
+    wording(  # Ray Serve LLM checks each engine_kwargs key against the installed vLLM's engine and front-end argument
+        # fields and refuses the first it lacks (ray-project/ray#64466: `task`, removed from vLLM, in Ray's guide)
+        (RAY_UNKNOWN_ENGINE_ARGUMENT,),
+        K.ARGS_UNRECOGNIZED,
+        re.escape(RAY_UNKNOWN_ENGINE_ARGUMENT) + r"(?P<key>[A-Za-z_]\w*)",
+        _engine_kwarg,
     ),
     wording(  # argparse's stop for an argument it requires, with the program it parses for (`vllm serve`)
         ("error: the following arguments are required: ",),

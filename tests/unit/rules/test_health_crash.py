@@ -5,7 +5,7 @@ from __future__ import annotations
 from advisor.collect.logs import parse_lines
 from rules.catalog import health_crash
 from rules.evaluate import evaluate
-from rules.events import ABSEIL_REPORTED, LogEventKind
+from rules.events import ABSEIL_REPORTED, TRITON_REPORTED, LogEventKind
 from rules.facts import Facts
 
 DUMP = [
@@ -126,3 +126,14 @@ def test_abseils_banner_ray_workers_print_is_the_crash_with_where_its_frames_are
     [finding] = health_crash.RULE_NATIVE_CRASH.evaluate(_facts([line]))
     assert finding.title == "the process died of a segmentation fault: a crash in native code"
     assert "abseil's failure signal handler" in finding.actions[0] and "PC: @" in finding.summary
+
+
+def test_tritons_signal_line_is_the_crash_by_its_number_and_a_stop_signal_is_none():
+    # triton-inference-server/server#7332 and #7400, verbatim: Triton running vLLM's backend died so, its frames after
+    line = "Signal (11) received."
+    [crash] = parse_lines([line]).of_kind(LogEventKind.NATIVE_CRASH)
+    assert (crash.message, crash.component) == ("Segmentation fault", TRITON_REPORTED)
+    [finding] = health_crash.RULE_NATIVE_CRASH.evaluate(_facts([line]))
+    assert finding.title == "the process died of a segmentation fault: a crash in native code"
+    assert "Triton Inference Server's handler for a fatal signal" in finding.actions[0]
+    assert not parse_lines(["Signal (15) received."]).of_kind(LogEventKind.NATIVE_CRASH)  # a stop, not a crash

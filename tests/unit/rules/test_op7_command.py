@@ -109,6 +109,24 @@ def test_a_flag_of_older_releases_names_the_releases_that_took_it():
     assert "a flag of vLLM 0.4–0.17" in swap.title
 
 
+def test_ray_serve_llms_unknown_engine_argument_is_the_engine_argument_removed_from_vllm():
+    """ray-project/ray#64466, the line verbatim: Ray's embedding guide put task="embed" in engine_kwargs, which Ray
+    Serve LLM checks against the installed vLLM's arguments (vLLM 0.22 there); the guide was outdated, since vLLM no
+    longer takes `task` (Ray's doc PR #64504 closed it). The same engine argument as the flag, so the same releases."""
+    line = (
+        "Hi team, I was following the [Deploy an embedding model](https://docs.ray.io/en/latest/serve/llm/user-guides/"
+        "vllm-compatibility.html#deploy-an-embedding-model) documentation and came across an error. When specifying "
+        '`task="embed"`, it fails with `ValueError: Unknown engine argument: task`.'
+    )
+    top = top_finding(line)
+    assert top.rule == "OP-7.20" and top.title.startswith("vLLM refused the argument task: a flag of vLLM 0.6.4.post1")
+    assert top.summary.startswith("Ray Serve LLM (which checks engine_kwargs against the installed vLLM's arguments)")
+    assert top.actions[0].startswith("Remove task from engine_kwargs")
+    assert "--runner (pooling or generate) and --convert" in top.actions[0]
+    [misspelt] = op7_command.RULE_UNRECOGNIZED.evaluate(_facts("ValueError: Unknown engine argument: max_num_seq"))
+    assert misspelt.title == "vLLM refused the argument max_num_seq: a misspelling of max_num_seqs"
+
+
 def test_a_flag_vllm_takes_refused_says_an_older_server_or_a_parser_not_vllms():
     newer = op7_command.RULE_UNRECOGNIZED.evaluate(
         _facts("api_server.py: error: unrecognized arguments: --enable-auto-tool-choice --tool-call-parser hermes")
