@@ -749,6 +749,15 @@ class LogEventKind(str, Enum):
     # Docker giving up stopping a container whose PID 1 is a zombie: "container PID is zombie and can not be killed. Use
     # the --init option when creating containers …"; no fields (the words are the cause)
     CONTAINER_ZOMBIE = "container_zombie"
+    # the detokenizer failing on a sampled id its tokenizer has no token for (OP-7.70): tokenizers' None refused as a
+    # string ("argument 'tokens': 'NoneType' object cannot be converted to 'PyString'"), or the Mistral tokenizer's
+    # tekken lookup of the empty bytes such an id became (`KeyError: b''`); message: DETOKENIZER_NONE or
+    # DETOKENIZER_TEKKEN
+    DETOKENIZER_UNKNOWN_ID = "detokenizer_unknown_id"
+    # tokenizers' DecodeStream (vLLM V1's fast incremental detokenizer) refusing a step: "Invalid prefix encountered"
+    # (its state broken by output that is not valid UTF-8) or "StreamInput must be either an integer or a list of
+    # integers" (an id no token has, negative); message: DECODE_STREAM_PREFIX or DECODE_STREAM_INPUT
+    DECODE_STREAM_FAILED = "decode_stream_failed"
     # the CUTLASS TMA warp-specialized grouped GEMM of the fused-MoE kernels (TensorRT-LLM's, in FlashInfer) refusing
     # to initialize: "Failed to initialize cutlass TMA WS grouped gemm. Error: Error Internal (…sm120….cu:60)";
     # message: the architecture its kernel file names (sm120), when the words hold it
@@ -867,6 +876,12 @@ ZMQ_CLOSED_SOCKET = "ZMQError: Operation not supported"
 # ARGS_UNRECOGNIZED's message when Ray Serve LLM refused an engine_kwargs key (OP-7.20): it checks each key against the
 # installed vLLM's engine and front-end argument fields before it starts the engine, so no argparse is involved
 RAY_UNKNOWN_ENGINE_ARGUMENT = "Unknown engine argument: "
+# DETOKENIZER_UNKNOWN_ID's messages: which detokenizer refused the id (tokenizers' binding, the Mistral tokenizer's)
+DETOKENIZER_NONE = "tokenizers' None"
+DETOKENIZER_TEKKEN = "tekken's empty bytes"
+# DECODE_STREAM_FAILED's messages: the decode stream's own state, or the id it was given
+DECODE_STREAM_PREFIX = "invalid prefix"
+DECODE_STREAM_INPUT = "invalid id"
 # Who reported a crash the shell saw (`Segmentation fault (core dumped)`), without faulthandler's dump (HL-6).
 SHELL_REPORTED = "the shell"
 # HCCL (Ascend's collectives) timing out on a socket to another rank (`Get_Socket_Timeout(EI0006)`, OP-7.25)
@@ -1446,6 +1461,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.MOE_GROUPED_GEMM_INIT_FAILED: ("message",),
     LogEventKind.DOWNLOAD_LOCK_WAIT: ("message",),
     LogEventKind.CONTAINER_ZOMBIE: (),
+    LogEventKind.DETOKENIZER_UNKNOWN_ID: ("message",),
+    LogEventKind.DECODE_STREAM_FAILED: ("message",),
     LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),
     LogEventKind.HARMONY_ERROR: ("message", "token_ids"),
     LogEventKind.AUDIO_UNDECODABLE: ("message",),

@@ -160,7 +160,10 @@ _NOT_SOURCE = re.compile(r"^[^A-Za-z_]*$")
 _PYTHON_OWN = re.compile(
     r"^(?:No module named '?[\w.]+'?(?:; '?[\w.]+'? is not a package)?|module '?[\w.]+'? has no attribute '?\w+'?"
     r"|'?[\w.]+'? object has no attribute '?\w+'?|cannot import name '?\w+'? from '?[\w.]+'?.*"
-    r"|'[\w.-]+'|(?:not enough|too many) values to unpack \(expected \d+(?:, got \d+)?\))\s*$"
+    r"|'[\w.-]+'|(?:not enough|too many) values to unpack \(expected \d+(?:, got \d+)?\)"
+    # an UnboundLocalError, in Python 3.11's words and in 3.10's and before
+    r"|cannot access local variable '\w+' where it is not associated with a value"
+    r"|local variable '\w+' referenced before assignment)\s*$"
 )
 # The exception class each of Python's own wordings is raised with, for an ERROR line that prints the words alone.
 _PYTHON_OWN_CLASS = (
@@ -168,6 +171,7 @@ _PYTHON_OWN_CLASS = (
     ("cannot import name", "ImportError"),
     ("has no attribute", "AttributeError"),
     ("values to unpack", "ValueError"),
+    ("local variable", "UnboundLocalError"),
     ("'", "KeyError"),  # a KeyError's words are its key's repr, quoted: `'layers.0.mlp.down_proj.weight.absmax'`
 )
 

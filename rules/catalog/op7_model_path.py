@@ -31,7 +31,9 @@ _WHERE = (
     "Check the path inside the server's process, not on the host: `ls -la {model}` in the container "
     "(`docker exec`, `kubectl exec … --`); a container sees a host directory only where a volume mounts it "
     "(`-v /host/models:/models`, the pod's volumeMounts), and a relative path is read from the server's working "
-    "directory: give an absolute one."
+    "directory: give an absolute one. Across nodes (a Ray cluster, pipeline parallel on another host) each node's "
+    "workers read the model from their own disk, so the path must hold it on every node, not just the head's "
+    "(vllm#3786)."
 )
 _ROOT = (
     "Give the directory that holds config.json (and the weights): in a Hugging Face cache that is "
@@ -153,10 +155,14 @@ _MODEL_SUMMARY = (
 )
 
 
+# The Hub's form refused a name the pasted line cut off: a name of that form is no Hub id, so it was a path
+_CUT_PATH = "<path>"
+
+
 def _finding(event: LogEvent) -> Finding:
-    model = event.model or "the model"
-    local = bool(_LOCAL.search(model))  # an empty name stays "the model", and its reason says it was empty
     reason = event.message or "vllm"
+    model = event.model or (_CUT_PATH if reason == "repo_id" else "the model")
+    local = bool(_LOCAL.search(model)) or model == _CUT_PATH  # an empty name stays "the model", its reason says so
     title, actions = _reading(reason, model, local, event.component or "a file")
     return RULE.finding(
         Severity.CRITICAL,

@@ -20,6 +20,16 @@ from rules.model import Category, Finding, Rule, RulePage, Severity
 
 NO_KERNEL = re.compile(r"No suitable kernel\. h_in=(?P<h_in>\d+) h_out=(?P<h_out>\d+) dtype=(?P<dtype>\w+)")
 _ALIGN = 64  # punica's kernels process a feature size that is a multiple of this (vLLM's maintainer, vllm#3793)
+# The LoRA ranks vLLM takes (0.32's --max-lora-rank choices, advisor/catalog/vllm_interface.json): one side of each
+# punica call is the rank (h_out when it shrinks a layer's input, h_in when it expands to its output), the other the
+# layer's feature size
+LORA_RANKS = frozenset({1, 8, 16, 32, 64, 128, 256, 320, 512})
+
+
+def _feature_sizes(h_in: int, h_out: int) -> set[int]:
+    """The layer's sides of a punica call: the rank side, the smaller one when it is a rank, is no layer's size."""
+    rank = min(h_in, h_out)
+    return {max(h_in, h_out)} if rank in LORA_RANKS and rank != max(h_in, h_out) else {h_in, h_out}
 
 
 def _other_tp(size: int, tp: int) -> int | None:
@@ -29,7 +39,7 @@ def _other_tp(size: int, tp: int) -> int | None:
 
 
 def _punica_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
-    sizes = {int(match["h_in"]), int(match["h_out"])}
+    sizes = _feature_sizes(int(match["h_in"]), int(match["h_out"]))
     odd = max((size for size in sizes if size % _ALIGN), default=None)
     tp = c.tensor_parallel_size(facts)
     other = _other_tp(odd, tp) if odd is not None and tp > 1 else None

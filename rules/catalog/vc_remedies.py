@@ -109,6 +109,64 @@ REMEDIES: tuple[Remedy, ...] = (
         'requests with tool_choice "auto" need both flags: --enable-auto-tool-choice and --tool-call-parser '
         "(the parser of the model family, e.g. hermes)",
     ),
+    Remedy(  # vllm/renderers/base.py (0.32; the input processor before): a prompt token id above the tokenizer's
+        # largest. Two sources seen: a prompt tokenized for another model (hiyouga/LlamaFactory#7328: a DeepSeek-R1
+        # distill of Qwen run with LLaMA-Factory's qwen template; its maintainer: use deepseek3), and the model's own
+        # output fed back, ids of its padded embedding the tokenizer lacks (vllm#13175; NVIDIA-NeMo/RL#237, rollouts)
+        "_input_id} is out of vocabulary",
+        "the prompt's tokens",
+        "setting",
+        "token ids from this model's own tokenizer and chat template",
+        "the prompt holds a token id this model's tokenizer does not have",
+        action="Find where the prompt's ids came from. Tokenized for another model: a framework's chat template "
+        "chosen for another family inserts that family's special tokens (hiyouga/LlamaFactory#7328 ran "
+        "DeepSeek-R1-Distill-Qwen with the qwen template; its maintainer said to use deepseek3): use the served "
+        "model's own tokenizer and template, or send text. Fed back from the model's own output: a model's embedding "
+        "often has more rows than its tokenizer has tokens, and it can sample one of them (vllm#13175; "
+        "NVIDIA-NeMo/RL#237, RL rollouts resubmitting generated ids): drop or replace ids at or above the tokenizer's "
+        "length before sending them back. An id far beyond any vocabulary is corrupt input from the client.",
+    ),
+    Remedy(  # vllm/v1/engine/coordinator.py (0.19-0.22; from 0.23 the message says the timeout): the data-parallel
+        # coordinator did not report its addresses within a fixed 30 s (vllm PR #37452); a slow start exceeds it
+        # (vllm PR #43611: an HPC cluster's loaded NFS with VLLM_WORKER_MULTIPROC_METHOD=spawn, which re-imports vLLM)
+        "DP Coordinator process failed to report ZMQ addresses",
+        "the coordinator's start",
+        "setting",
+        "a start within the coordinator's timeout",
+        "the data-parallel coordinator process was still starting when the server's fixed timeout ran out: "
+        "importing vLLM in a fresh process took too long",
+        action="The coordinator is a new process that imports vLLM before it reports; on a loaded shared file "
+        "system, and with the spawn start method (VLLM_WORKER_MULTIPROC_METHOD=spawn), that import outlasted the "
+        "time vLLM waits (30 s in 0.19 to 0.22; later messages name it) in vllm PR #43611, an HPC cluster on NFS. "
+        "Run from an environment on local disk, or retry when the file system is less loaded; the PR proposes a "
+        "flag to raise the timeout.",
+    ),
+    Remedy(  # vllm/reasoning/basic_parsers.py (0.11 on; each parser's own file before): the parser looks its
+        # think tokens up in the tokenizer at start (vllm-project/recipes#515: --reasoning-parser gemma4 given a Gemma 3
+        # model, whose tokenizer lacks Gemma 4's reasoning tokens; the model path was wrong)
+        "reasoning parser could not locate think start/end tokens in the tokenizer",
+        "--reasoning-parser",
+        "flag",
+        "<the parser of the served model's family>",
+        "the parser's think tokens are not in this model's tokenizer: the parser is for another model family, or the "
+        "model served is not the one the parser was chosen for",
+        action="Check the model the server loaded (its `non-default args`): a path that points at another model "
+        "than meant gives a tokenizer without the parser's tokens (vllm-project/recipes#515). Then pick the parser "
+        "of that model's family from vLLM's reasoning-outputs documentation, or drop --reasoning-parser for a model "
+        "that does not reason.",
+    ),
+    Remedy(  # vllm/entrypoints/openai/tool_parsers (hermes_tool_parser.py and others): the parser looks its tool-call
+        # tokens up in the tokenizer at start; a model of another format lacks them (vllm#9304: GLM-4 and MiniCPM3
+        # served with --tool-call-parser hermes)
+        "Tool parser could not locate tool call start/end tokens in the tokenizer",
+        "--tool-call-parser",
+        "flag",
+        "<the parser of the served model's tool-call format>",
+        "the parser's tool-call tokens are not in this model's tokenizer: the model writes tool calls in another "
+        "format than this parser reads",
+        action="Pick the tool-call parser of the model's family from vLLM's tool-calling documentation, and check "
+        "that the model served is the one meant.",
+    ),
     *(
         Remedy(
             words,

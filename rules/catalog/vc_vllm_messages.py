@@ -197,6 +197,23 @@ def _internal_check_action(exception: str, where: str) -> str:
     )
 
 
+_UNBOUND_NAME = re.compile(r"local variable '(?P<name>\w+)'")
+
+
+def _unbound_action(root: LogEvent) -> str:
+    """Python's UnboundLocalError is always the raising code's own bug: a branch this case took left the variable
+    unset (vllm PR #24217: Auto-Round's MoE loading on an SM75 GPU, which has no Marlin kernels, reached an unset
+    GPTQMarlinMoEMethod), so the lever is that code's release, never a launch flag; the variable names the path."""
+    found = _UNBOUND_NAME.search(root.message or "")
+    name = f"'{found['name']}'" if found else "the variable"
+    return (
+        f"An UnboundLocalError is a bug of the code that raised it: for this case none of its branches set {name} "
+        "before it was read (often a GPU, model or option the code did not expect). No launch flag fixes the code; "
+        f"upgrade the package it came from (vLLM, when its logger printed it) and search that package's issues for "
+        f"{name}; meanwhile avoid the feature or hardware path the name belongs to."
+    )
+
+
 def _releases_action(ref: CatalogRef, releases: str) -> str:
     """A refused quantization method the newest release no longer has: the releases that had it, and the way
     around it that needs no release, the model's unquantized weights."""
@@ -617,6 +634,8 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
     if _internal_failure(root):
         place = root.component or (root.code_file or "").rsplit("/vllm/", 1)[-1]
         actions.insert(0, _internal_check_action(root.exception or "", place))
+    elif root.exception == "UnboundLocalError":
+        actions.insert(0, _unbound_action(root))
     changes = worded_changes(root.message or "", flags, facts)
     if root.naming_message is not None:  # vLLM's own words for the value it failed on: act on them first
         named_changes, _, named_actions = _fix(root.naming_message, facts)

@@ -9,6 +9,10 @@ from rules.catalog.health import V0_LOOP_CALLBACK
 from rules.catalog.op7_cuda_errors import ERRORS as CUDA_ERRORS
 from rules.events import (
     ABSEIL_REPORTED,
+    DECODE_STREAM_INPUT,
+    DECODE_STREAM_PREFIX,
+    DETOKENIZER_NONE,
+    DETOKENIZER_TEKKEN,
     FLASHINFER_SAMPLER,
     SHELL_REPORTED,
     SUBPROCESS_REPORTED,
@@ -82,6 +86,22 @@ _ZSH_SIGNALS = {
 
 
 PATTERNS: tuple[Pattern, ...] = (
+    wording(  # the detokenizer on a sampled id its tokenizer has no token for: tokenizers' Rust binding refusing the
+        # None convert_ids_to_tokens gave (with or without Python's `TypeError: `: vllm#2104 pasted it without), or
+        # the Mistral tokenizer's tekken lookup of the empty bytes such an id became (vllm#9557, vLLM PR #9625)
+        ("cannot be converted to 'PyString'", "KeyError: b''"),
+        K.DETOKENIZER_UNKNOWN_ID,
+        r"argument 'tokens': 'NoneType' object cannot be converted to 'PyString'(?P<none>)|KeyError: b''\s*$",
+        lambda m: {"message": DETOKENIZER_NONE if m["none"] is not None else DETOKENIZER_TEKKEN},
+    ),
+    wording(  # tokenizers' DecodeStream, which vLLM V1's fast incremental detokenizer steps once per token: its state
+        # broken by output that is not valid UTF-8 (vllm#17448, PR #19449), or an id it cannot take (vllm#26071,
+        # PR #26445: a negative id, a TypeError from tokenizers 0.22.1 where it had been an OverflowError)
+        ("Invalid prefix encountered", "StreamInput must be either an integer"),
+        K.DECODE_STREAM_FAILED,
+        r"Invalid prefix encountered(?P<prefix>)|StreamInput must be either an integer or a list of integers",
+        lambda m: {"message": DECODE_STREAM_PREFIX if m["prefix"] is not None else DECODE_STREAM_INPUT},
+    ),
     wording(  # Ray's header of an exception raised in a task or an actor's method: the class and the method; a Serve
         # replica's start is read as its actor's death (environment.py), so it is left to that reading
         ("RayTaskError(",),

@@ -58,6 +58,8 @@ def _model_not_found(match: re.Match[str]) -> Fields:
         reason = "vllm" if model else "empty"
     if reason == "vllm_config":  # AutoConfig's words, the same reading
         reason = "vllm"
+    if reason == "hf_fs":  # the Hub's file system's words for the Hub's validator's refusal
+        reason = "repo_id"
     if reason == "modelscope_404":  # the hub's API in requests' words: the same missing model on ModelScope
         reason = "modelscope"
     return {"message": reason, "model": model, "component": match["file"] or match["no_code_file"]}
@@ -453,6 +455,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "Invalid repository ID or local directory specified",
             "Repo id must be in the form",
             "Repo id must use alphanumeric chars",
+            "(invalid repository id)",
             "does not appear to have a file named",
             "Should have a `model_type` key",
             "Can't load tokenizer for",
@@ -464,8 +467,12 @@ PATTERNS: tuple[Pattern, ...] = (
         ),
         K.MODEL_NOT_FOUND,
         r"Invalid repository ID or local directory specified: '(?P<vllm_model>[^']*)'(?P<vllm>)"
-        r"|Repo id must (?:be in the form 'repo_name' or 'namespace/repo_name'|use alphanumeric chars[^:]*): "
-        r"'(?P<repo_id_model>[^']*)'(?P<repo_id>)"
+        # (the id cut from a pasted line, kaito-project/kaito#2320, still says a name the Hub's form refuses)
+        r"|Repo id must (?:be in the form 'repo_name' or 'namespace/repo_name'|use alphanumeric chars[^:]*):"
+        r"(?: '(?P<repo_id_model>[^']*)')?(?P<repo_id>)"
+        # huggingface_hub's file system (hf_file_system.py) on the same refusal of a path taken for a Hub id
+        # (vllm#3786: a Ray worker node without the model at the head node's path)
+        r"|FileNotFoundError: (?P<hf_fs_model>\S+) \(invalid repository id\)(?P<hf_fs>)"
         r"|(?P<no_file_model>\S+) does not appear to have a file named (?P<file>[\w./-]+?)\.?(?= |$)(?P<no_file>)"
         r"|Unrecognized model in (?P<no_model_type_model>\S+?)\. Should have a `model_type` key(?P<no_model_type>)"
         # transformers' generic refusal to resolve a tokenizer's files (tokenization_utils_base.py)

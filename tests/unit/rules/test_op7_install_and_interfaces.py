@@ -273,6 +273,14 @@ def test_punicas_missing_size_names_the_tp_at_which_each_gpus_share_fits():
     assert finding.actions[1].startswith("Or serve at --tensor-parallel-size 4: the layer's 27392 features")
 
 
+def test_punicas_rank_side_is_no_layers_size_and_a_listed_multiple_of_64_is_a_size_its_list_lacks():
+    # vllm#4640, verbatim (h_in is the LoRA rank 16, h_out a 55,552-wide layer, a multiple of 64): a maintainer said
+    # punica had no build for that size; the Triton kernels (PR #5036) resolve it
+    top = top_finding("RuntimeError: No suitable kernel. h_in=16 h_out=55552 dtype=Float out_dtype=BFloat16")
+    assert top.rule == "OP-7.142" and top.title.endswith("h_out=55552: a size its list lacks")
+    assert top.actions[0].startswith("Upgrade vLLM: the Triton LoRA kernels")
+
+
 def test_an_ascend_soc_version_vllm_ascend_does_not_know_is_an_unsupported_device():
     line = (  # vllm-ascend#6796, verbatim
         "(EngineCore_DP0 pid=13770) ERROR 02-25 03:11:49 [multiproc_executor.py:751] RuntimeError: Can not support "

@@ -138,3 +138,14 @@ def test_modelscopes_api_404_in_requests_words_is_the_model_missing_on_modelscop
     )
     assert top.rule == "OP-7.53" and top.title.startswith("ModelScope has no model gpt2")
     assert "VLLM_USE_MODELSCOPE" in top.title
+
+
+def test_the_hub_file_systems_words_and_a_cut_refusal_are_a_path_missing_on_this_node():
+    # vllm#3786, verbatim: a Ray cluster across machines; the reporter: the model must be at the same path on the
+    # worker nodes too. kaito-project/kaito#2320, verbatim and cut before the id: a peer node's empty model path.
+    hf_fs = top_finding("FileNotFoundError: /mnt/Qwen1.5-72B-Chat-GPTQ-Int8 (invalid repository id)")
+    assert hf_fs.rule == "OP-7.53"
+    assert hf_fs.title.startswith("the model path /mnt/Qwen1.5-72B-Chat-GPTQ-Int8 is not a model directory")
+    assert "the path must hold it on every node, not just the head's" in hf_fs.actions[0]
+    cut = top_finding("OSError: Repo id must be in the form 'repo_name' or 'namespace/repo_name':")
+    assert cut.rule == "OP-7.53" and cut.title.startswith("the model path <path> is not a model directory")

@@ -822,3 +822,46 @@ def test_a_bound_kept_by_a_paste_cut_before_the_flags_value_is_still_proposed():
     assert top.rule == "VC-1" and [(c.flag, c.current, c.proposed) for c in top.changes] == [
         ("--max-num-seqs", None, "95")
     ]
+
+
+def test_a_parser_whose_tokens_the_tokenizer_lacks_is_the_parser_or_the_model_not_meant():
+    # vllm-project/recipes#515: --reasoning-parser gemma4 on a Gemma 3 model (the path was wrong); vllm#9304: GLM-4
+    # and MiniCPM3 served with --tool-call-parser hermes. The lines are vLLM's messages (basic_parsers.py, 0.11 on;
+    # hermes_tool_parser.py).
+    reasoning = _top(
+        "RuntimeError: Gemma4ReasoningParser reasoning parser could not locate think start/end tokens in the tokenizer!"
+    )
+    assert reasoning.rule == "VC-1" and reasoning.changes[0].flag == "--reasoning-parser"
+    assert "vllm-project/recipes#515" in reasoning.actions[0]
+    tool = _top("RuntimeError: Hermes 2 Pro Tool parser could not locate tool call start/end tokens in the tokenizer!")
+    assert tool.changes[0].flag == "--tool-call-parser"
+    assert tool.changes[0].proposed == "<the parser of the served model's tool-call format>"
+
+
+def test_the_dp_coordinators_missing_addresses_are_a_start_slower_than_its_timeout():
+    # vllm PR #43611 (its author's diagnosis, tested: the fixed 30 s outlasted on a loaded NFS with spawn)
+    top = _top("RuntimeError: DP Coordinator process failed to report ZMQ addresses during startup.")
+    assert top.rule == "VC-1" and not top.changes  # a setting of the host, said in the action
+    assert "VLLM_WORKER_MULTIPROC_METHOD=spawn" in top.actions[0] and "local disk" in top.actions[0]
+
+
+def test_an_unbound_local_in_pythons_words_is_the_raising_codes_bug_not_a_flag():
+    # vllm PR #24217, verbatim: V0's engine logged the words alone; the merged fix: Auto-Round's MoE loading on an
+    # SM75 GPU (no Marlin kernels) reached an unset GPTQMarlinMoEMethod
+    top = _top(
+        "ERROR 09-03 20:42:16 [engine.py:458] cannot access local variable 'GPTQMarlinMoEMethod' where it is not "
+        "associated with a value"
+    )
+    assert top.rule == "VC-2" and top.title.startswith("UnboundLocalError: cannot access local variable")
+    assert top.actions[0].startswith("An UnboundLocalError is a bug of the code that raised it")
+    assert "'GPTQMarlinMoEMethod'" in top.actions[0] and not top.changes
+    older = _top("UnboundLocalError: local variable 'quant_method' referenced before assignment")
+    assert "'quant_method'" in older.actions[0]
+
+
+def test_a_prompt_token_out_of_vocabulary_is_a_prompt_tokenized_for_another_model():
+    # hiyouga/LlamaFactory#7328, verbatim: the qwen template on DeepSeek-R1-Distill-Qwen; the maintainer: deepseek3
+    top = _top("ValueError: Token id 151665 is out of vocabulary")
+    assert top.rule == "VC-1" and not top.changes
+    assert "hiyouga/LlamaFactory#7328" in top.actions[0] and "own tokenizer" in top.actions[0]
+    assert "Fed back from the model's own output" in top.actions[0]  # vllm#13175, NVIDIA-NeMo/RL#237
