@@ -536,7 +536,8 @@ class LogEventKind(str, Enum):
     NUMPY_ABI_MISMATCH = "numpy_abi_mismatch"
     # argparse refusing vLLM's command line: "vllm: error: unrecognized arguments: --enable-metrics"; message: the
     # arguments, component: the first of them vLLM's command line does not take (a program when the arguments are
-    # a command), nearest_flag: the flag it misspells
+    # a command), nearest_flag: the flag it misspells. Ray Serve LLM's refusal of an engine_kwargs key ("Unknown
+    # engine argument: task") too: message its words, component the key as a flag (the same engine argument)
     ARGS_UNRECOGNIZED = "args_unrecognized"
     # argparse stopping for arguments it requires: "vllm serve: error: the following arguments are required:
     # model_tag"; message: the arguments it names, component: the program (its prog, before ": error:")
@@ -749,6 +750,10 @@ class LogEventKind(str, Enum):
     # Docker giving up stopping a container whose PID 1 is a zombie: "container PID is zombie and can not be killed. Use
     # the --init option when creating containers …"; no fields (the words are the cause)
     CONTAINER_ZOMBIE = "container_zombie"
+    # pydantic's detail line for a value outside a field's fixed list, pasted alone, whose values no flag of vLLM's
+    # takes ("  Input should be 'native' or 'vllm-server' [type=literal_error, input_value='vllm', …]", VC-6):
+    # argument_value the value refused, accepted_instead the listed values
+    FIELD_CHOICE_REFUSED = "field_choice_refused"
     # the detokenizer failing on a sampled id its tokenizer has no token for (OP-7.70): tokenizers' None refused as a
     # string ("argument 'tokens': 'NoneType' object cannot be converted to 'PyString'"), or the Mistral tokenizer's
     # tekken lookup of the empty bytes such an id became (`KeyError: b''`); message: DETOKENIZER_NONE or
@@ -756,7 +761,7 @@ class LogEventKind(str, Enum):
     DETOKENIZER_UNKNOWN_ID = "detokenizer_unknown_id"
     # tokenizers' DecodeStream (vLLM V1's fast incremental detokenizer) refusing a step: "Invalid prefix encountered"
     # (its state broken by output that is not valid UTF-8) or "StreamInput must be either an integer or a list of
-    # integers" (an id no token has, negative); message: DECODE_STREAM_PREFIX or DECODE_STREAM_INPUT
+    # integers" (an id no token has, negative); message: DECODE_STREAM_PREFIX(_LONGER) or DECODE_STREAM_INPUT
     DECODE_STREAM_FAILED = "decode_stream_failed"
     # the CUTLASS TMA warp-specialized grouped GEMM of the fused-MoE kernels (TensorRT-LLM's, in FlashInfer) refusing
     # to initialize: "Failed to initialize cutlass TMA WS grouped gemm. Error: Error Internal (…sm120….cu:60)";
@@ -879,8 +884,10 @@ RAY_UNKNOWN_ENGINE_ARGUMENT = "Unknown engine argument: "
 # DETOKENIZER_UNKNOWN_ID's messages: which detokenizer refused the id (tokenizers' binding, the Mistral tokenizer's)
 DETOKENIZER_NONE = "tokenizers' None"
 DETOKENIZER_TEKKEN = "tekken's empty bytes"
-# DECODE_STREAM_FAILED's messages: the decode stream's own state, or the id it was given
+# DECODE_STREAM_FAILED's messages: the decode stream's own state (in tokenizers' words before 0.22.0, or in 0.22.0's
+# longer ones), or the id it was given
 DECODE_STREAM_PREFIX = "invalid prefix"
+DECODE_STREAM_PREFIX_LONGER = "invalid prefix (tokenizers 0.22 words)"
 DECODE_STREAM_INPUT = "invalid id"
 # Who reported a crash the shell saw (`Segmentation fault (core dumped)`), without faulthandler's dump (HL-6).
 SHELL_REPORTED = "the shell"
@@ -943,6 +950,17 @@ VLLM_CONSTRUCTED_CLASSES = frozenset(
         "ServingPooling",
     }
 )
+# vLLM's functions (and a class's static constructors) that code built on vLLM calls by name, whose keywords changed
+# between releases: a refusal naming one is vLLM's on a line pasted without frames too. resolve_chat_template_
+# content_format (vllm/entrypoints/chat_utils.py) lost trust_remote_code in vllm PR #17805, which Ray Serve LLM still
+# passed (ray-project/ray#52975); Pooler.for_embed (vllm/model_executor/layers/pooler.py) changed its keywords, which
+# a hardware plugin's embedding models still passed (torch-spyre/sendnn-inference, vLLM's Spyre plugin).
+# Each with the file it was in when those callers broke (the message catalog's files: chat_utils.py to 0.31,
+# pooler.py 0.10 to 0.13); later releases moved both.
+VLLM_CALLED_FUNCTIONS = {
+    "resolve_chat_template_content_format": "vllm/entrypoints/chat_utils.py (to 0.31)",
+    "Pooler.for_embed": "vllm/model_executor/layers/pooler.py (0.10 to 0.13)",
+}
 # vLLM's configuration classes, and its engine arguments, that code built on vLLM reads fields of
 # (`llm.llm_engine.vllm_config.lora_config`, `engine_args.task`): most of their fields are engine arguments of the same
 # name, whose releases the catalog holds, so an AttributeError naming one of them can say which releases had the field.
@@ -1461,6 +1479,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.MOE_GROUPED_GEMM_INIT_FAILED: ("message",),
     LogEventKind.DOWNLOAD_LOCK_WAIT: ("message",),
     LogEventKind.CONTAINER_ZOMBIE: (),
+    LogEventKind.FIELD_CHOICE_REFUSED: ("argument_value", "accepted_instead"),
     LogEventKind.DETOKENIZER_UNKNOWN_ID: ("message",),
     LogEventKind.DECODE_STREAM_FAILED: ("message",),
     LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),

@@ -398,7 +398,12 @@ def _json_objects(lines: Iterable[str], result: LogReadResult) -> Iterator[tuple
 
 
 # Wordings that are also a traceback's exception line: inside a fatal error's traceback they name its cause too.
-_ALSO_ROOT_CAUSES = (LogEventKind.CUDA_KERNEL_FAULT, LogEventKind.GPU_FAULT)
+_ALSO_ROOT_CAUSES = (
+    LogEventKind.CUDA_KERNEL_FAULT,
+    LogEventKind.GPU_FAULT,
+    LogEventKind.DETOKENIZER_UNKNOWN_ID,
+    LogEventKind.DECODE_STREAM_FAILED,
+)
 # Wordings that end a traceback whose frames say what failed: the deepest vLLM frame names the kernel a resource
 # was refused to.
 _NAMED_BY_FRAMES = (LogEventKind.TRITON_OUT_OF_RESOURCES,)
@@ -789,9 +794,11 @@ _PYTHON_CALL_REFUSAL = re.compile(rf"^{_CALL}(?:{_TAKES_OR_KEYWORD}|{_MISSING}.+
 # "LLM.generate() got an unexpected keyword argument 'prompt_token_ids' "`, openai/openai-cookbook PR #2353) or an
 # HTTP status before it (`400 Gemma4ToolParser.__init__() takes 2 positional arguments but 3 were given`, vllm#38837)
 # (the missing arguments are named one by one: a line that goes on after them is no refusal of Python's)
+# (or quoted as code, `…`, with the sentence going on after it: ray-project/ray#52975's `it fails with
+# \`resolve_chat_template_content_format() got an unexpected keyword argument 'trust_remote_code'\` due to …`)
 _CALL_REFUSAL_INSIDE = re.compile(
     rf"(?<![\w.])(?P<call>{_CALL}(?:{_TAKES_OR_KEYWORD}|{_MISSING}'\w+'(?:(?:, | and |, and )'\w+')*))"
-    r"[\s\"'`.]*$"
+    r"(?:[\s\"'`.]*$|(?<=')`(?!`))"
 )
 # vLLM's engine arguments refusing a keyword inside a framework's own error line, after its words (Xinference's
 # `Server error: 500 - [address=0.0.0.0:46149, pid=156] AsyncEngineArgs.__init__() got an unexpected keyword

@@ -22,6 +22,7 @@ from rules.events import (
     SAMPLING_PARAMS_INIT,
     STRUCT_UNEXPECTED_KEYWORD,
     UNEXPECTED_KEYWORD,
+    VLLM_CALLED_FUNCTIONS,
     VLLM_CONSTRUCTED_CLASSES,
     CatalogRef,
 )
@@ -144,10 +145,11 @@ def _struct_keyword_releases(cls: str, said: str, frames: list[Frame]) -> Argume
 
 def _vllm_refused(function: str, frames: list[Frame]) -> bool:
     """vLLM's own function refused the keyword: its traceback's deepest frame is vLLM's, or, on a line pasted without
-    frames, the function is a method of a class of vLLM's that frameworks construct (`OpenAIServingChat.__init__`)."""
+    frames, the function is a method of a class of vLLM's that frameworks construct (`OpenAIServingChat.__init__`) or
+    a function of vLLM's they call by name (`resolve_chat_template_content_format`)."""
     if frames:
         return _package_of(frames[-1].path) == "vllm"
-    return function.split(".")[0] in VLLM_CONSTRUCTED_CLASSES
+    return function.split(".")[0] in VLLM_CONSTRUCTED_CLASSES or function in VLLM_CALLED_FUNCTIONS
 
 
 def _engine_argument_releases(engine_class: str, keyword: str, read: list[str]) -> ArgumentReleases:

@@ -237,6 +237,7 @@ from rules.catalog import (
     op7_xpu_devices,
     op7_xpu_free_memory,
     vc_cut_traceback,
+    vc_field_choice,
     vc_own_errors,
     vc_unplaced_lines,
     vc_vllm_messages,
@@ -465,6 +466,7 @@ MODULES = (
     vc_cut_traceback,
     vc_unplaced_lines,
     vc_own_errors,
+    vc_field_choice,
 )
 # The code families in catalog order; a code is FAMILY-N (AP-1, HL-2) or, for OP, OP-N.M (OP-5.3).
 FAMILIES = ("OP", "AP", "HL", "VC", "AL")

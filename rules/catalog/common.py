@@ -531,6 +531,13 @@ def error_saying(facts: Facts, *words: str) -> LogEvent | None:
     return next((e for e in facts.events_of(*kinds) if any(w in (e.message or "") for w in words)), None)
 
 
+def death_severity(facts: Facts) -> Severity:
+    """A serving-time failure's severity: CRITICAL when the text shows the engine died of it (a fatal error or an
+    EngineDeadError: nothing is served until a restart), else HIGH (the request failed, the server goes on)."""
+    died = facts.events_of(LogEventKind.FATAL_ERROR, LogEventKind.ENGINE_DEAD)
+    return Severity.CRITICAL if died else Severity.HIGH
+
+
 def follows_engine_death(facts: Facts, event: LogEvent) -> bool:
     """A process death printed after `EngineCore encountered a fatal error` / EngineDeadError in the same
     log: vLLM's shutdown chain (fatal error -> EngineDeadError -> `Engine core proc … died unexpectedly`)."""

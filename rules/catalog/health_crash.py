@@ -117,7 +117,7 @@ _FRAMES_LISTED = {
     TVM_FFI_REPORTED: "tvm-ffi's handler lists the native frames from the innermost out",
     ABSEIL_REPORTED: "abseil's handler lists the native frames (`PC: @ …`) from the innermost out",
     TRITON_REPORTED: "Triton Inference Server's handler lists the native frames (` 0# … in <library>`) from the "
-    "innermost out",
+    "innermost out, after its own two",
 }
 _ABSEIL_FRAMES = (
     "The banner is abseil's failure signal handler, which Ray's worker processes install: the `PC: @ 0x… <function>` "
@@ -127,9 +127,10 @@ _ABSEIL_FRAMES = (
 
 
 _TRITON_FRAMES = (
-    "The line is Triton Inference Server's handler for a fatal signal: the numbered lines under it (` 0# <function> "
-    "in <library>`, innermost first) name the native function and library that crashed, Triton's own (its gRPC or "
-    "HTTP front end, the Python backend's stub) or one the vLLM backend loaded; paste them with Triton's and vLLM's "
+    "The line is Triton Inference Server's handler for a fatal signal: the numbered lines under it (` 0# … in "
+    "<library>`) are the stack from the innermost out, whose first two are the handler and libc's signal return; the "
+    "third names the native function and library that crashed, Triton's own (its gRPC or HTTP front end, the Python "
+    "backend's stub) or one the vLLM backend loaded; paste them with Triton's and vLLM's "
     "versions, and what it was serving when it crashed (triton-inference-server/server#7332's followed several "
     "concurrent clients)."
 )

@@ -29,6 +29,7 @@ from rules.events import (
     SAMPLING_PARAMS_INIT,
     STRUCT_UNEXPECTED_KEYWORD,
     UNEXPECTED_KEYWORD,
+    VLLM_CALLED_FUNCTIONS,
     VLLM_CONSTRUCTED_CLASSES,
     LogEvent,
     LogEventKind,
@@ -67,7 +68,9 @@ def _check_caller_argument(facts: Facts) -> list[Finding]:
         engine_args = function in ENGINE_ARG_CLASSES and function != SAMPLING_PARAMS_INIT
         constructed = function.split(".")[0]
         # a class of vLLM's that frameworks construct, named on a line pasted without its frames: vLLM's refusal
-        called_alone = constructed in VLLM_CONSTRUCTED_CLASSES and event.code_file is None
+        called_alone = (
+            constructed in VLLM_CONSTRUCTED_CLASSES or function in VLLM_CALLED_FUNCTIONS
+        ) and event.code_file is None
         in_vllm = engine_args or called_alone or c.installed_package(event.code_file) == "vllm"
         releases_known = event.known_in_release or event.known_releases or event.absent_from_releases
         if vouched or (in_vllm and (event.caller or (engine_args and releases_known) or called_alone)):
@@ -88,9 +91,11 @@ _METHOD_KEYWORDS_GONE: dict[tuple[str, str], str] = {
 
 
 def _is_method(function: str) -> bool:
-    """A method of one of vLLM's classes other than its constructor (`LLM.generate`, `AsyncLLMEngine.generate`)."""
+    """A method of one of vLLM's classes other than its constructor (`LLM.generate`, `AsyncLLMEngine.generate`), or a
+    function of vLLM's that frameworks call by name: both are read as a call written for another release."""
     owner, dot, method = function.rpartition(".")
-    return bool(dot) and method != "__init__" and owner.split(".")[-1] in VLLM_CONSTRUCTED_CLASSES
+    constructed = bool(dot) and method != "__init__" and owner.split(".")[-1] in VLLM_CONSTRUCTED_CLASSES
+    return constructed or function in VLLM_CALLED_FUNCTIONS
 
 
 def _caller_name(event: LogEvent) -> str | None:
@@ -112,13 +117,20 @@ def _method_finding(event: LogEvent, function: str, keyword: str) -> Finding:
         + (f" {keyword}: {replaced}." if replaced else ""),
         evidence=[c.log_evidence(event, name="root_exception", value=event.message)],
         actions=[
-            f"Change the call to the installed release's {function} (its docstring, or `help(vllm.{function})`, "
-            "lists the keywords)"
+            f"Change the call to the installed release's {function} ({_where_defined(function)} lists the "
+            "keywords)"
             + (f": {replaced}" if replaced else "")
             + f"; or install the vLLM release {who} was written for (its requirements name it).",
         ],
         confidence=0.8,
     )
+
+
+def _where_defined(function: str) -> str:
+    """Where a person reads the keywords: `help()` on a class vLLM exports, the source file of another function."""
+    if function in VLLM_CALLED_FUNCTIONS:
+        return f"its definition in the installed vLLM's source, {VLLM_CALLED_FUNCTIONS[function]},"
+    return f"its docstring, or `help(vllm.{function})`,"
 
 
 def _callee(function: str, engine_args: bool, called_alone: bool) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import dataclass
 
 from rules import vllm_defaults
 from rules.catalog import common as c
@@ -60,25 +61,42 @@ def _check_unrecognized(facts: Facts) -> list[Finding]:
     return [_flag_finding(facts, event, first)] if first else []
 
 
-def _refused_by(event: LogEvent, flag: str) -> tuple[str, str, str]:
-    """Who refused the name, the name as the user wrote it, and where to remove it: argparse a flag of the command,
-    or Ray Serve LLM a key of engine_kwargs (the same engine argument, so the same releases took it)."""
-    if _in_engine_kwargs(event):
-        return (
-            "Ray Serve LLM (which checks engine_kwargs against the installed vLLM's arguments)",
-            _spelled(event, flag),
-            "engine_kwargs (the LLMConfig's, or the guide or config it was copied from)",
-        )
-    return "argparse", flag, "the command (or from the template that generates it)"
+@dataclass(frozen=True)
+class _Refusal:
+    """Who refused a name and how to speak of it: argparse a flag of the command, or Ray Serve LLM a key of
+    engine_kwargs (the same engine argument, so the same releases took it; its key spelled as the field)."""
+
+    ray: bool
+    who: str
+    where: str
+    noun: str  # what the refused name is, in the titles: a command's flag, or an engine argument
+
+    def spelled(self, flag: str) -> str:
+        """A flag as the refused text spells its argument: engine_kwargs keys are the fields' names (`max_num_seqs`)."""
+        return flag.lstrip("-").replace("-", "_") if self.ray else flag
+
+    def title(self, flag: str, what: str) -> str:
+        refuser = "Ray Serve LLM refused the engine argument" if self.ray else "vLLM refused the argument"
+        return f"{refuser} {self.spelled(flag)}: {what}"
+
+    def drop(self, flag: str) -> list[ConfigChange]:
+        """The removal as a change of the command; an engine_kwargs key is no flag of a command to change."""
+        return [] if self.ray else [_drop(flag)]
 
 
-def _in_engine_kwargs(event: LogEvent) -> bool:
-    return event.message.startswith(RAY_UNKNOWN_ENGINE_ARGUMENT)
+_ARGPARSE = _Refusal(
+    ray=False, who="argparse", where="the command (or from the template that generates it)", noun="a flag"
+)
+_RAY = _Refusal(
+    ray=True,
+    who="Ray Serve LLM (which checks engine_kwargs against the installed vLLM's arguments)",
+    where="engine_kwargs (the LLMConfig's, or the guide or config it was copied from)",
+    noun="an engine argument",
+)
 
 
-def _spelled(event: LogEvent, flag: str) -> str:
-    """A flag as the refused text spells its argument: engine_kwargs keys are the fields' names (`max_num_seqs`)."""
-    return flag.lstrip("-").replace("-", "_") if _in_engine_kwargs(event) else flag
+def _refused_by(event: LogEvent) -> _Refusal:
+    return _RAY if event.message.startswith(RAY_UNKNOWN_ENGINE_ARGUMENT) else _ARGPARSE
 
 
 def _command_finding(event: LogEvent, program: str) -> Finding:
@@ -107,26 +125,30 @@ def _flag_finding(facts: Facts, event: LogEvent, flag: str) -> Finding:
     meant = event.nearest_flag
     if meant is None and (event.known_releases or event.known_in_release):
         return _release_finding(event, flag, c.vllm_release(facts))
-    who, name, where = _refused_by(event, flag)
+    by = _refused_by(event)
+    name = by.spelled(flag)
     hint = next((why for word, why in ALREADY_ON.items() if word in flag), None)
-    what = f"a misspelling of {_spelled(event, meant)}" if meant else "not a flag vLLM's command line takes"
+    if meant:
+        return RULE_UNRECOGNIZED.finding(
+            Severity.CRITICAL,
+            by.title(flag, f"a misspelling of {by.spelled(meant)}"),
+            summary=f"{by.who} refused `{event.message}` and the server never started. {name} is a letter or two "
+            f"from {by.spelled(meant)}, an argument vLLM has.",
+            evidence=[c.log_evidence(event, name="argument refused", value=name)],
+            actions=[f"Spell it {by.spelled(meant)}, with the same value: vLLM's argument for what {name} meant."],
+            confidence=0.85,
+        )
     return RULE_UNRECOGNIZED.finding(
         Severity.CRITICAL,
-        f"vLLM refused the argument {name}: {what}",
-        summary=f"{who} refused `{event.message}` and the server never started. "
-        + (
-            f"{name} is a letter or two from {_spelled(event, meant)}, an argument vLLM has."
-            if meant
-            else f"{flag} is none of the flags of vLLM 0.32's engine and front-end arguments, nor an engine "
-            f"argument of any release read ({RELEASES_READ}): a flag of another server, or one a launch generator (an "
-            "operator, a chart) adds to every server." + (f" {hint}." if hint else "")
-        ),
+        by.title(flag, "not an engine argument vLLM takes" if by.ray else "not a flag vLLM's command line takes"),
+        summary=f"{by.who} refused `{event.message}` and the server never started. {name} is none of vLLM 0.32's "
+        f"engine and front-end arguments, nor an engine argument of any release read ({RELEASES_READ}): an argument "
+        "of another server, or one a launch generator (an operator, a chart) adds to every server."
+        + (f" {hint}." if hint else ""),
         evidence=[c.log_evidence(event, name="argument refused", value=name)],
-        changes=[] if meant else [_drop(flag)],
-        actions=[f"Spell it {_spelled(event, meant)}, with the same value: vLLM's argument for what {name} meant."]
-        if meant
-        else [f"Remove {name} from {where}."],
-        confidence=0.85 if meant else 0.8,
+        changes=by.drop(flag),
+        actions=[f"Remove {name} from {by.where}."],
+        confidence=0.8,
     )
 
 
@@ -137,27 +159,51 @@ def _drop(flag: str) -> ConfigChange:
 
 
 def _took_it_once(
-    known_releases: str, flag: str, running: vllm_defaults.Version | None, name_and_where: tuple[str, str]
+    known_releases: str, flag: str, running: vllm_defaults.Version | None, by: _Refusal
 ) -> tuple[str, str, list[str], list[ConfigChange]]:
     """What, why, actions and changes for a flag only some releases took: removed since, or (where the text dates the
     server before the flag's first release) not there yet; undated, removal leads and the older server follows."""
-    name, where = name_and_where
+    name = by.spelled(flag)
     first, _, last = known_releases.partition("–")
     why = f"vLLM's engine arguments held it from {first} to {last} (its released packages, read one by one)."
     before_it = first != OLDEST_RELEASE_READ and (running is None or running < c.release_of(first))
     if before_it and running is not None:  # the text's own version is older than the flag
-        what = f"a flag of vLLM {known_releases}: this server runs an older release, from before {first}"
+        what = f"{by.noun} of vLLM {known_releases}: this server runs an older release, from before {first}"
         return what, why, [f"Upgrade vLLM to a release that takes it ({first} to {last}), or remove {name}."], []
-    what = f"a flag of vLLM {known_releases}, removed after {last}: this server runs a later vLLM"
+    what = f"{by.noun} of vLLM {known_releases}, removed after {last}: this server runs a later vLLM"
     replaced = REPLACED_BY.get(flag, "its release notes say what replaced it")
-    actions = [f"Remove {name} from {where}: vLLM after {last} does without it; {replaced}."]
+    actions = [f"Remove {name} from {by.where}: vLLM after {last} does without it; {replaced}."]
     if before_it:  # the text does not date the server: a release older than the flag refuses it too
         actions.append(
             f"Unless the server is older than the flag: a release before {first} refuses it as well "
             f"(`vllm --version` or the image's tag says which); there, upgrade to one that takes it ({first} "
             f"to {last}) if its feature is wanted."
         )
-    return what, why, actions, [_drop(flag)]
+    return what, why, actions, by.drop(flag)
+
+
+def _every_release(by: _Refusal) -> tuple[str, str, list[str]]:
+    """What, why and actions for a name every release read takes: a parser other than vLLM's refused it, or (Ray's
+    check) the vLLM beside Ray is none of the releases read."""
+    if by.ray:
+        return (
+            "an engine argument every vLLM release takes: Ray checked it against a vLLM none of them is",
+            f"Every release read ({RELEASES_READ}) takes it, so the vLLM Ray Serve LLM imports lacks a field every "
+            "release has: a fork or a build of its own, or another package installed under vLLM's name.",
+            [
+                "See which vLLM Ray's environment imports (`python -c 'import vllm; print(vllm.__version__, "
+                "vllm.__file__)'` in the replica's image) and install a released vLLM of the version Ray pins."
+            ],
+        )
+    return (
+        "a flag every vLLM release takes: the parser that refused it is not vLLM's",
+        f"Every release read ({RELEASES_READ}) takes it, so what refused it parses other arguments than vLLM's: "
+        "a wrapper's own parser, or another server given vLLM's flags.",
+        [
+            "Give the flag to vLLM's own command (`vllm serve …`) rather than to the wrapper that refused it, "
+            "or to the wrapper in its own spelling (its `--help`)."
+        ],
+    )
 
 
 def _release_finding(event: LogEvent, flag: str, running: vllm_defaults.Version | None) -> Finding:
@@ -166,33 +212,24 @@ def _release_finding(event: LogEvent, flag: str, running: vllm_defaults.Version 
     oldest read, is refused both before it came and after it went: the running release, when the text says it, tells
     which; otherwise removal leads (a template outlives its flags) and the older server is the second reading
     (vllm#9840: `--task embedding` refused by an image older than the flag)."""
-    who, name, where = _refused_by(event, flag)
+    by = _refused_by(event)
+    changes: list[ConfigChange] = []
     if event.known_releases:
-        what, why, actions, changes = _took_it_once(event.known_releases, flag, running, (name, where))
+        what, why, actions, changes = _took_it_once(event.known_releases, flag, running, by)
     elif event.known_in_release == OLDEST_RELEASE_READ:
-        what = "a flag every vLLM release takes: the parser that refused it is not vLLM's"
-        why = (
-            f"Every release read ({RELEASES_READ}) takes it, so what refused it parses other arguments than vLLM's: "
-            "a wrapper's own parser, or another server given vLLM's flags."
-        )
-        actions = [
-            "Give the flag to vLLM's own command (`vllm serve …`) rather than to the wrapper that refused it, "
-            "or to the wrapper in its own spelling (its `--help`)."
-        ]
-        changes = []
+        what, why, actions = _every_release(by)
     else:
-        what = f"a flag vLLM {event.known_in_release} takes: this server runs a release without it"
+        what = f"{by.noun} vLLM {event.known_in_release} takes: this server runs a release without it"
         why = f"vLLM {event.known_in_release} takes it; the release that refused it is older, or its parser not vLLM's."
         actions = [
-            f"Upgrade vLLM (release {event.known_in_release} takes it), or remove {name} from {where}.",
+            f"Upgrade vLLM (release {event.known_in_release} takes it), or remove {by.spelled(flag)} from {by.where}.",
             "`vllm --version` (or the image's tag) says which release runs.",
         ]
-        changes = []
     return RULE_UNRECOGNIZED.finding(
         Severity.CRITICAL,
-        f"vLLM refused the argument {name}: {what}",
-        summary=f"{who} refused `{event.message}` and the server never started. {why}",
-        evidence=[c.log_evidence(event, name="argument refused", value=name)],
+        by.title(flag, what),
+        summary=f"{by.who} refused `{event.message}` and the server never started. {why}",
+        evidence=[c.log_evidence(event, name="argument refused", value=by.spelled(flag))],
         changes=changes,
         actions=actions,
         confidence=0.85,
@@ -207,7 +244,7 @@ RULE_UNRECOGNIZED = Rule(
     needs=("events",),
     page=RulePage(
         checks="argparse's `error: unrecognized arguments: …` from `vllm serve`, the api_server module or a "
-        "wrapper's parser.",
+        "wrapper's parser; Ray Serve LLM's `Unknown engine argument: <key>` for an engine_kwargs key.",
         why="One argument vLLM does not take refuses the whole command; whether the arguments start with a program "
         "or with a flag says whether the container's entrypoint or the flag is wrong.",
         example="`vllm: error: unrecognized arguments: --enable-metrics` from an operator's generated command; "

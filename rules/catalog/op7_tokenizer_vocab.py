@@ -22,7 +22,7 @@ from __future__ import annotations
 from rules.catalog import common as c
 from rules.events import DETOKENIZER_TEKKEN, LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, Finding, Rule, RulePage, Severity
+from rules.model import Category, Finding, Rule, RulePage
 
 _NONE_TOKEN = "argument 'tokens': 'NoneType' object cannot be converted to 'PyString'"
 DECODES_UNKNOWN_IDS_FROM = (0, 4, 1)  # the first release certain to hold PR #3685 (merged 2024-03-28)
@@ -51,7 +51,7 @@ def _finding(facts: Facts, event: LogEvent, _match: object) -> Finding:
             "#3685) instead of failing the request.",
         )
     return RULE_TOKENIZER_VOCAB.finding(
-        Severity.HIGH,
+        c.death_severity(facts),
         "the model produced a token id its tokenizer does not have, and the detokenizer failed on it "
         "(tokenizers' None for an unknown id)",
         summary="The tokenizers library turns an id past its vocabulary into None, which the decoder's Rust "
@@ -64,25 +64,40 @@ def _finding(facts: Facts, event: LogEvent, _match: object) -> Finding:
     )
 
 
+_TEKKEN_SIZE = (
+    "Compare the model's vocab_size in config.json (or params.json) with tekken's own count: `python -c \"from "
+    "mistral_common.tokens.tokenizers.mistral import MistralTokenizer as M; print(M.from_file('<model>/tekken.json')"
+    '.instruct_tokenizer.tokenizer.n_words)"`: ids between the two are embedding rows no token names.'
+)
+
+
 def _tekken_finding(facts: Facts, event: LogEvent) -> Finding:
     """The Mistral tokenizer mode's tekken (byte-level) vocabulary: an id past its length became empty bytes, which
-    its reverse lookup in convert_tokens_to_string does not hold (vllm#9557; vLLM PR #9625 guards it)."""
+    its reverse lookup in convert_tokens_to_string does not hold (vllm#9557; vLLM PR #9625 guards it). A release with
+    the guard met the same words elsewhere, which the line alone cannot say: read less surely there."""
     release = c.vllm_release(facts)
+    guarded = release is not None and release >= TEKKEN_GUARDED_FROM
     upgrade = (
         "Upgrade vLLM to 0.6.4 or later: PR #9625 (merged October 2024) decodes such ids and partial UTF-8 bytes "
         "without the lookup that fails."
     )
     return RULE_TOKENIZER_VOCAB.finding(
-        Severity.HIGH,
+        c.death_severity(facts),
         "the model produced a token id the Mistral tokenizer (tekken) has no token for, and the detokenizer failed "
         "on the empty bytes it became",
         summary="Under --tokenizer-mode mistral, vLLM's wrapper turned a sampled id past the tekken vocabulary's "
         "length into empty bytes, then looked those bytes up to rebuild the text; tekken holds no token for them, "
         "so the request (and the engine loop that ran it) failed with `KeyError: b''`. The model's embedding is "
-        "larger than its tokenizer, and it sampled one of the extra rows.",
+        "larger than its tokenizer, and it sampled one of the extra rows."
+        + (
+            " This release already has vLLM's guard (PR #9625, 0.6.4), so these words came through another path: "
+            "the traceback's frames say whose."
+            if guarded
+            else ""
+        ),
         evidence=[c.log_evidence(event, name="detokenizer", value="KeyError: b''")],
-        actions=([upgrade] if release is None or release < TEKKEN_GUARDED_FROM else []) + [_COMPARE_SIZES],
-        confidence=0.7,  # a bare KeyError of empty bytes: tekken's lookup is where vLLM meets it
+        actions=([] if guarded else [upgrade]) + [_TEKKEN_SIZE],
+        confidence=0.45 if guarded else 0.7,  # a bare KeyError of empty bytes: tekken's lookup is where vLLM meets it
     )
 
 

@@ -23,6 +23,17 @@ MM_LIMIT_MESSAGES = {"may be provided in one request": "allowed_count", "may be 
 MM_LIMIT_DEFAULTS = (1, 999)  # vLLM's --limit-mm-per-prompt default per modality: early releases, recent ones
 
 
+# Every tool parser's words for its tokens missing from the tokenizer (vLLM's message catalog, 0.6 to 0.34): most say
+# `… start/end tokens in the tokenizer!`, Mistral's and Gemma 4's `the tool call token`, LFM2's its tokens by name,
+# Llama 3 JSON's its bot token
+TOOL_PARSER_TOKENS_MISSING = (
+    "start/end tokens in the tokenizer!",
+    "could not locate the tool call",
+    "could not locate <|tool_call_start|>",
+    "could not locate the bot token",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Remedy:
     """The fix of a vLLM message whose words do not name it: `match` is a piece of the message's template.
@@ -110,9 +121,10 @@ REMEDIES: tuple[Remedy, ...] = (
         "(the parser of the model family, e.g. hermes)",
     ),
     Remedy(  # vllm/renderers/base.py (0.32; the input processor before): a prompt token id above the tokenizer's
-        # largest. Two sources seen: a prompt tokenized for another model (hiyouga/LlamaFactory#7328: a DeepSeek-R1
-        # distill of Qwen run with LLaMA-Factory's qwen template; its maintainer: use deepseek3), and the model's own
-        # output fed back, ids of its padded embedding the tokenizer lacks (vllm#13175; NVIDIA-NeMo/RL#237, rollouts)
+        # largest, or (0.28 on, {min_input_id}) below zero. Two sources of large ids seen: a prompt tokenized for
+        # another model (hiyouga/LlamaFactory#7328: a DeepSeek-R1 distill of Qwen run with LLaMA-Factory's qwen
+        # template; its maintainer: use deepseek3), and the model's own output fed back, ids of its padded embedding
+        # the tokenizer lacks (vllm#13175; NVIDIA-NeMo/RL#237, rollouts)
         "_input_id} is out of vocabulary",
         "the prompt's tokens",
         "setting",
@@ -124,7 +136,26 @@ REMEDIES: tuple[Remedy, ...] = (
         "model's own tokenizer and template, or send text. Fed back from the model's own output: a model's embedding "
         "often has more rows than its tokenizer has tokens, and it can sample one of them (vllm#13175; "
         "NVIDIA-NeMo/RL#237, RL rollouts resubmitting generated ids): drop or replace ids at or above the tokenizer's "
-        "length before sending them back. An id far beyond any vocabulary is corrupt input from the client.",
+        "length before sending them back. A negative id (`-100`, the label padding of training code, or `-1`) is "
+        "padding left in the ids the client sent; an id far beyond any vocabulary is corrupt input from the client.",
+    ),
+    Remedy(  # vllm/model_executor/layers/fused_moe/fused_moe.py (0.6.3 to 0.34): no tuned Triton config for this GPU
+        # and the MoE's shape (E experts, N the intermediate size per GPU), so the kernel runs a generic one; the
+        # message names the file it looked for (vllm#27496: Qwen3-30B-A3B slow on GH200, no config for its shape)
+        "Using default MoE config. Performance might be sub-optimal!",
+        "a tuned fused-MoE config",
+        "setting",
+        "E=…,N=…,device_name=….json for this GPU and shape",
+        "vLLM ships tuned fused-MoE kernel configs per GPU and shape only for the GPUs its developers tuned; others "
+        "run a generic config, slower by an amount only a benchmark says",
+        action="vLLM found no tuned config for this GPU and the MoE's shape (the file name it looked for says which: "
+        "E experts, N the intermediate size per GPU, the device's name), so its fused-MoE Triton kernel runs a "
+        "generic configuration. Tune one with vLLM's benchmarks/kernels/benchmark_moe.py (`--model <model> "
+        "--tp-size <tp> --tune`, from the source of the installed release) and put the JSON at the path the message "
+        "names, or in a folder VLLM_TUNED_CONFIG_FOLDER points at where the release reads it (0.32 does); a later "
+        "vLLM may already ship one for this GPU. A quantized MoE on the Marlin kernels uses no such config: releases "
+        "before vllm PR #23006 printed this warning for it all the same, and there it can be ignored.",
+        severity=Severity.LOW,
     ),
     Remedy(  # vllm/v1/engine/coordinator.py (0.19-0.22; from 0.23 the message says the timeout): the data-parallel
         # coordinator did not report its addresses within a fixed 30 s (vllm PR #37452); a slow start exceeds it
@@ -143,29 +174,38 @@ REMEDIES: tuple[Remedy, ...] = (
     ),
     Remedy(  # vllm/reasoning/basic_parsers.py (0.11 on; each parser's own file before): the parser looks its
         # think tokens up in the tokenizer at start (vllm-project/recipes#515: --reasoning-parser gemma4 given a Gemma 3
-        # model, whose tokenizer lacks Gemma 4's reasoning tokens; the model path was wrong)
-        "reasoning parser could not locate think start/end tokens in the tokenizer",
+        # model, whose tokenizer lacks Gemma 4's reasoning tokens; the model path was wrong). Every reasoning parser's
+        # words say `could not locate think` (start/end, or end only: Step3's)
+        "could not locate think",
         "--reasoning-parser",
         "flag",
         "<the parser of the served model's family>",
-        "the parser's think tokens are not in this model's tokenizer: the parser is for another model family, or the "
-        "model served is not the one the parser was chosen for",
-        action="Check the model the server loaded (its `non-default args`): a path that points at another model "
-        "than meant gives a tokenizer without the parser's tokens (vllm-project/recipes#515). Then pick the parser "
-        "of that model's family from vLLM's reasoning-outputs documentation, or drop --reasoning-parser for a model "
-        "that does not reason.",
+        "the parser's think tokens are not in this model's tokenizer: the model served is not the one the parser "
+        "was chosen for, or the parser is for another model family",
+        action="Check the model the server loaded first (its `non-default args`): a path that points at another "
+        "model than meant gives a tokenizer without the parser's tokens (vllm-project/recipes#515, where that was the "
+        "fix). If the model is the one meant, pick the parser of its family from vLLM's reasoning-outputs "
+        "documentation, or drop --reasoning-parser for a model that does not reason.",
+        instead=(
+            "--model",
+            "<the model the parser is for>",
+            "the tokenizer of the model meant has the parser's tokens",
+        ),
     ),
-    Remedy(  # vllm/entrypoints/openai/tool_parsers (hermes_tool_parser.py and others): the parser looks its tool-call
-        # tokens up in the tokenizer at start; a model of another format lacks them (vllm#9304: GLM-4 and MiniCPM3
-        # served with --tool-call-parser hermes)
-        "Tool parser could not locate tool call start/end tokens in the tokenizer",
-        "--tool-call-parser",
-        "flag",
-        "<the parser of the served model's tool-call format>",
-        "the parser's tool-call tokens are not in this model's tokenizer: the model writes tool calls in another "
-        "format than this parser reads",
-        action="Pick the tool-call parser of the model's family from vLLM's tool-calling documentation, and check "
-        "that the model served is the one meant.",
+    *(
+        Remedy(  # vllm/entrypoints/openai/tool_parsers (hermes_tool_parser.py and the others): the parser looks its
+            # tool-call tokens up in the tokenizer at start; a model of another format lacks them (vllm#9304: GLM-4
+            # and MiniCPM3 served with --tool-call-parser hermes). Minimax's words end in '.' and fall back: not these
+            words,
+            "--tool-call-parser",
+            "flag",
+            "<the parser of the served model's tool-call format>",
+            "the parser's tool-call tokens are not in this model's tokenizer: the model writes tool calls in another "
+            "format than this parser reads",
+            action="Check that the model served is the one meant (its `non-default args`), then pick the tool-call "
+            "parser of its family from vLLM's tool-calling documentation.",
+        )
+        for words in TOOL_PARSER_TOKENS_MISSING
     ),
     *(
         Remedy(

@@ -761,7 +761,10 @@ PATTERNS: tuple[Pattern, ...] = (
         r"One of GPU archs of \[(?P<archs>[^\]]*)\] is invalid or not supported"
         r"|Get GPU arch from rocminfo failed \W*Unknown GPU architecture: (?P<unknown>gfx\w+)"
         r"|MXFP4 quantization is not supported on (?P<fp4>gfx\w+)"
-        r"|(?P<moe>ck_moe\w*|[Ff]moe\w*)?.*?(?:device_gemm does not support this GEMM problem|Fmoe tuning not support)"
+        # (CK's words in full, `wrong! device_gemm with the specified compilation parameters does not support this GEMM
+        # problem`, ROCm/aiter#2191: an MXFP4 MoE's intermediate size at TP 4 with no AITER config)
+        r"|(?P<moe>ck_moe\w*|[Ff]moe\w*)?.*?(?:device_gemm(?: with the specified compilation parameters)? does not "
+        r"support this GEMM problem|Fmoe tuning not support)"
         r"|(?P<mla>get_heuristic_kernel_mla): cannot get heuristic kernel.*"  # its assembly MLA kernels (asm_mla.cu)
         # its MLA decode's assert on the heads per rank (mla_decode_fwd takes 16 or 128; ROCm/aiter#548, vllm#19332)
         r"|AssertionError: (?P<mla_heads>nhead=\d+) not supported",
@@ -1005,11 +1008,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Still waiting to acquire lock on [`'\"]?(?P<path>[^\s`'\"]+)",
         lambda m: {"message": m["path"].rstrip(".,)")},
     ),
-    wording(  # the Docker daemon giving up a stop or restart: the container's PID 1 is a zombie (NVIDIA/NemoClaw#7219:
-        # a vLLM container created without --init)
-        ("container PID is zombie",),
+    wording(  # the Docker daemon giving up a stop or restart: the container's PID 1 is a zombie. The daemon names the
+        # container and the PID (`container <id> PID <n> is zombie …`); a person may quote it without them
+        # (NVIDIA/NemoClaw#7219: a vLLM container created without --init)
+        ("is zombie and can not be killed",),
         K.CONTAINER_ZOMBIE,
-        r"container PID is zombie and can not be killed",
+        r"\bPID(?: \d+)? is zombie and can not be killed",
         lambda m: {},
     ),
     wording(  # huggingface_hub's own check before a download (file_download.py warns, then the write fails): the path

@@ -11,6 +11,7 @@ from rules.events import (
     ABSEIL_REPORTED,
     DECODE_STREAM_INPUT,
     DECODE_STREAM_PREFIX,
+    DECODE_STREAM_PREFIX_LONGER,
     DETOKENIZER_NONE,
     DETOKENIZER_TEKKEN,
     FLASHINFER_SAMPLER,
@@ -65,14 +66,9 @@ _SYSTEMD_SIGNALS = {
     "FPE": "Floating point exception",
     "ILL": "Illegal instruction",
 }
-# The same signals by their numbers on Linux (signal(7)), for handlers that print the number
-_SIGNAL_NUMBERS = {
-    "11": "Segmentation fault",
-    "7": "Bus error",
-    "6": "Aborted",
-    "8": "Floating point exception",
-    "4": "Illegal instruction",
-}
+# The signals Triton Inference Server's handler is installed for (triton_signal.cc: SIGSEGV and SIGABRT), by the
+# numbers it prints (signal(7) on Linux)
+_TRITON_SIGNALS = {"11": _SYSTEMD_SIGNALS["SEGV"], "6": _SYSTEMD_SIGNALS["ABRT"]}
 
 
 # zsh's words for those signals, as the shell's (bash's) names the rules read
@@ -91,16 +87,23 @@ PATTERNS: tuple[Pattern, ...] = (
         # the Mistral tokenizer's tekken lookup of the empty bytes such an id became (vllm#9557, vLLM PR #9625)
         ("cannot be converted to 'PyString'", "KeyError: b''"),
         K.DETOKENIZER_UNKNOWN_ID,
-        r"argument 'tokens': 'NoneType' object cannot be converted to 'PyString'(?P<none>)|KeyError: b''\s*$",
+        r"argument 'tokens': 'NoneType' object cannot be converted to 'PyString'(?P<none>)|(?:^|\s)KeyError: b''\s*$",
         lambda m: {"message": DETOKENIZER_NONE if m["none"] is not None else DETOKENIZER_TEKKEN},
     ),
     wording(  # tokenizers' DecodeStream, which vLLM V1's fast incremental detokenizer steps once per token: its state
         # broken by output that is not valid UTF-8 (vllm#17448, PR #19449), or an id it cannot take (vllm#26071,
         # PR #26445: a negative id, a TypeError from tokenizers 0.22.1 where it had been an OverflowError)
+        # (tokenizers 0.22.0 made the first longer, `… while decoding stream. Token ID: …`, which vLLM's exact match
+        # missed until PR #24159: the longer words say a tokenizers that new)
         ("Invalid prefix encountered", "StreamInput must be either an integer"),
         K.DECODE_STREAM_FAILED,
-        r"Invalid prefix encountered(?P<prefix>)|StreamInput must be either an integer or a list of integers",
-        lambda m: {"message": DECODE_STREAM_PREFIX if m["prefix"] is not None else DECODE_STREAM_INPUT},
+        r"Invalid prefix encountered(?P<prefix>)(?P<longer> while decoding stream\b.*)?\s*$"
+        r"|StreamInput must be either an integer or a list of integers",
+        lambda m: {
+            "message": (DECODE_STREAM_PREFIX_LONGER if m["longer"] else DECODE_STREAM_PREFIX)
+            if m["prefix"] is not None
+            else DECODE_STREAM_INPUT
+        },
     ),
     wording(  # Ray's header of an exception raised in a task or an actor's method: the class and the method; a Serve
         # replica's start is read as its actor's death (environment.py), so it is left to that reading
@@ -196,14 +199,14 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"message": _SYSTEMD_SIGNALS[m["signal"]], "component": ABSEIL_REPORTED},
     ),
     wording(  # Triton Inference Server's handler for a fatal signal (triton-inference-server/server#7332, #7400: its
-        # vLLM backend's server crashing so under concurrent clients), its numbered native frames after it; a signal
-        # that is no crash (2, 15: a stop) is no event
+        # vLLM backend's server crashing so), its numbered native frames after it; only the two signals its handler
+        # is installed for are read (another number is another program's words)
         ("Signal (",),
         K.NATIVE_CRASH,
         r"^Signal \((?P<number>\d+)\) received\.\s*$",
         lambda m: (
-            {"message": _SIGNAL_NUMBERS[m["number"]], "component": TRITON_REPORTED}
-            if m["number"] in _SIGNAL_NUMBERS
+            {"message": _TRITON_SIGNALS[m["number"]], "component": TRITON_REPORTED}
+            if m["number"] in _TRITON_SIGNALS
             else None
         ),
     ),
@@ -541,6 +544,14 @@ PATTERNS: tuple[Pattern, ...] = (
         ("Search for `cudaError",),
         K.CUDA_RUNTIME_ERROR,
         rf"Search for `(?P<code>{'|'.join(CUDA_ERROR_KEYS)})' in https://docs\.nvidia\.com/",
+        lambda m: {"message": CUDA_ERROR_KEYS[m["code"]]},
+    ),
+    wording(  # the error named by its code in a person's summary of a failure, its words after it or none
+        # (xencon/aixcl#681: "- **Primary Error**: `cudaErrorStreamCaptureUnsupported` - operation not permitted when
+        # stream is capturing", CUDA graph capture failing under WSL2): the code is CUDA's own name for the error
+        ("cudaError",),
+        K.CUDA_RUNTIME_ERROR,
+        rf"(?<![\w'])`?(?P<code>{'|'.join(CUDA_ERROR_KEYS)})\b(?!')",
         lambda m: {"message": CUDA_ERROR_KEYS[m["code"]]},
     ),
     wording(  # a HIP kernel's own assertion, printed by the device with the kernel's source file (ROCm/vllm#527: vLLM's

@@ -145,7 +145,7 @@ def _value_refused(match: re.Match[str]) -> Fields:
 def _config_value_refused(match: re.Match[str]) -> Fields | None:
     """pydantic refusing a config field's value outside its Literal (the LLM class, a YAML config, code that builds
     vLLM's configs): the error lists the values, not the flag, so the values name it; none named, no event (a
-    request's schema refuses values in the same words, OP-5.28's)."""
+    request's schema refuses values in the same words, OP-5.28's; FIELD_CHOICE_REFUSED reads the detail line)."""
     allowed = [value.strip("'\"") for value in re.split(r", | or ", match["allowed"])]
     flags = flags_taking(allowed)
     if not flags:
@@ -156,6 +156,16 @@ def _config_value_refused(match: re.Match[str]) -> Fields | None:
         "argument_value": match["value"].strip("'\""),
         "accepted_instead": ", ".join(allowed),
     }
+
+
+def _field_choice_refused(match: re.Match[str]) -> Fields | None:
+    """pydantic's detail line for a value outside a field's fixed list, pasted alone, whose values no flag of vLLM's
+    takes: another program's field (a wrapper's configuration around vLLM, PaddlePaddle/PaddleOCR#16897's `backend`)
+    or a request's; inside an error body or a framework's message it is a request's refusal, OP-5.28's."""
+    allowed = [value.strip("'\"") for value in re.split(r", | or ", match["allowed"])]
+    if flags_taking(allowed) or not match.string.lstrip().startswith("Input should be"):
+        return None
+    return {"argument_value": match["value"].strip("'\""), "accepted_instead": ", ".join(allowed)}
 
 
 def _model_type(match: re.Match[str]) -> Fields | None:
@@ -265,6 +275,12 @@ PATTERNS: tuple[Pattern, ...] = (
         K.ARG_VALUE_REFUSED,
         r"Input should be (?P<allowed>.+?) \[type=literal_error, input_value=(?P<value>.+?), input_type=\w+",
         _config_value_refused,
+    ),
+    wording(  # the same words for a field no flag of vLLM's is (PaddlePaddle/PaddleOCR#16897: PaddleX's `backend`)
+        ("type=literal_error",),
+        K.FIELD_CHOICE_REFUSED,
+        r"Input should be (?P<allowed>.+?) \[type=literal_error, input_value=(?P<value>.+?), input_type=\w+",
+        _field_choice_refused,
     ),
     wording(
         ("To serve at least one request",),
@@ -468,7 +484,8 @@ PATTERNS: tuple[Pattern, ...] = (
         K.MODEL_NOT_FOUND,
         r"Invalid repository ID or local directory specified: '(?P<vllm_model>[^']*)'(?P<vllm>)"
         # (the id cut from a pasted line, kaito-project/kaito#2320, still says a name the Hub's form refuses)
-        r"|Repo id must (?:be in the form 'repo_name' or 'namespace/repo_name'|use alphanumeric chars[^:]*):"
+        # (only the form's refusal: a name refused for its characters, cut, may as well be a Hub id with a colon)
+        r"|Repo id must (?:be in the form 'repo_name' or 'namespace/repo_name':|use alphanumeric chars[^:]*:(?= '))"
         r"(?: '(?P<repo_id_model>[^']*)')?(?P<repo_id>)"
         # huggingface_hub's file system (hf_file_system.py) on the same refusal of a path taken for a Hub id
         # (vllm#3786: a Ray worker node without the model at the head node's path)

@@ -137,3 +137,5 @@ def test_tritons_signal_line_is_the_crash_by_its_number_and_a_stop_signal_is_non
     assert finding.title == "the process died of a segmentation fault: a crash in native code"
     assert "Triton Inference Server's handler for a fatal signal" in finding.actions[0]
     assert not parse_lines(["Signal (15) received."]).of_kind(LogEventKind.NATIVE_CRASH)  # a stop, not a crash
+    # Triton's handler is installed for SIGSEGV and SIGABRT only: another number is another program's words
+    assert not parse_lines(["Signal (7) received."]).of_kind(LogEventKind.NATIVE_CRASH)

@@ -31,6 +31,17 @@ def test_a_moe_shape_ck_lacks_turns_only_aiters_moe_off():
     assert [(c.flag, c.proposed) for c in finding.changes] == [("VLLM_ROCM_USE_AITER_MOE", "0")]
 
 
+def test_cks_refusal_in_its_full_words_is_the_same_shape_refusal():
+    # ROCm/aiter#2191, verbatim: an MXFP4 MoE's intermediate size at TP 4 with no AITER config (the issue's diagnosis)
+    top = evaluate(
+        _facts(
+            "RuntimeError: wrong! device_gemm with the specified compilation parameters does not support this GEMM "
+            "problem"
+        )
+    ).top
+    assert top.rule == "OP-7.86" and "no instance for this GEMM's shape" in top.title
+
+
 def test_an_mla_kernel_aiter_lacks_turns_only_its_mla_off():
     """vllm-project/vllm#51232 (the seventh probe), verbatim: no gfx950 assembly kernel for BF16 queries on an FP8
     KV cache."""

@@ -198,3 +198,22 @@ def test_a_keyword_a_method_of_vllms_refused_is_the_callers_release_not_a_flag()
     assert finding.title.startswith("the calling code calls vLLM's LLM.generate with prompt_token_ids")
     assert "TokensPrompt(prompt_token_ids=ids)" in finding.actions[0] and "--prompt-token-ids" not in finding.summary
     assert finding.changes == []
+
+
+def test_vllms_functions_frameworks_call_by_name_are_read_as_a_call_for_another_release():
+    # ray-project/ray#52975, verbatim: Ray Serve passed trust_remote_code, which vLLM PR #17805 removed (its reporter
+    # named the PR); the refusal quoted as code in a sentence that goes on after it
+    ray = (
+        "3. it fails with `resolve_chat_template_content_format() got an unexpected keyword argument "
+        "'trust_remote_code'` due to https://github.com/vllm-project/vllm/pull/17805 removing the args"
+    )
+    [finding] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(Facts(events=parse_lines([ray]).events))
+    assert finding.title.startswith("the calling code calls vLLM's resolve_chat_template_content_format with trust")
+    assert "vllm/entrypoints/chat_utils.py (to 0.31)" in finding.actions[0]
+    # the Spyre plugin's maintainers (torch-spyre/sendnn-inference): upstream changed Pooler.for_embed's signature
+    spyre = "`TypeError: Pooler.for_embed() got an unexpected keyword argument 'default_pooling_type'`"
+    [plugin] = op7_callers.RULE_CALLER_ARGUMENT.evaluate(Facts(events=parse_lines([spyre]).events))
+    assert "Pooler.for_embed with default_pooling_type" in plugin.title
+    # a function of nobody's known is not vLLM's
+    other = "TypeError: foo() got an unexpected keyword argument 'bar'"
+    assert op7_callers.RULE_CALLER_ARGUMENT.evaluate(Facts(events=parse_lines([other]).events)) == []

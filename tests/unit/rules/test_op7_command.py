@@ -119,12 +119,15 @@ def test_ray_serve_llms_unknown_engine_argument_is_the_engine_argument_removed_f
         '`task="embed"`, it fails with `ValueError: Unknown engine argument: task`.'
     )
     top = top_finding(line)
-    assert top.rule == "OP-7.20" and top.title.startswith("vLLM refused the argument task: a flag of vLLM 0.6.4.post1")
+    assert top.rule == "OP-7.20" and top.title.startswith(
+        "Ray Serve LLM refused the engine argument task: an engine argument of vLLM 0.6.4.post1"
+    )
+    assert not top.changes  # an engine_kwargs key is no flag of a command to change
     assert top.summary.startswith("Ray Serve LLM (which checks engine_kwargs against the installed vLLM's arguments)")
     assert top.actions[0].startswith("Remove task from engine_kwargs")
     assert "--runner (pooling or generate) and --convert" in top.actions[0]
     [misspelt] = op7_command.RULE_UNRECOGNIZED.evaluate(_facts("ValueError: Unknown engine argument: max_num_seq"))
-    assert misspelt.title == "vLLM refused the argument max_num_seq: a misspelling of max_num_seqs"
+    assert misspelt.title == "Ray Serve LLM refused the engine argument max_num_seq: a misspelling of max_num_seqs"
 
 
 def test_a_flag_vllm_takes_refused_says_an_older_server_or_a_parser_not_vllms():

@@ -180,3 +180,13 @@ def test_pytorchs_search_for_line_names_the_error_by_its_runtime_code():
     assert "(cudaErrorLaunchTimeout)" in _findings(launch)[0].title
     unknown = "Search for `cudaErrorNotPermitted' in https://docs.nvidia.com/cuda/cuda-runtime-api/index.html for more"
     assert not RULE.evaluate(Facts(events=parse_lines([unknown]).events))
+
+
+def test_a_cuda_error_named_by_its_code_in_a_persons_summary_is_that_error():
+    # xencon/aixcl#681, verbatim: CUDA graph capture failing under WSL2; the linked fix added --enforce-eager
+    line = "- **Primary Error**: `cudaErrorStreamCaptureUnsupported` - operation not permitted when stream is capturing"
+    top = evaluate(Facts(events=parse_lines([line]).events)).top
+    assert top.rule == "OP-7.46" and "(cudaErrorStreamCaptureUnsupported)" in top.title
+    assert [(c.flag, c.proposed) for c in top.changes] == [("--enforce-eager", "true")]
+    # the name inside another word is not the error
+    assert _findings("see no_cudaErrorAssertX here") == []

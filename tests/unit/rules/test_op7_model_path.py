@@ -149,3 +149,9 @@ def test_the_hub_file_systems_words_and_a_cut_refusal_are_a_path_missing_on_this
     assert "the path must hold it on every node, not just the head's" in hf_fs.actions[0]
     cut = top_finding("OSError: Repo id must be in the form 'repo_name' or 'namespace/repo_name':")
     assert cut.rule == "OP-7.53" and cut.title.startswith("the model path <path> is not a model directory")
+    # a name refused for its characters and cut before it may as well be a Hub id (`qwen2.5:7b`): not read as a path
+    chars = top_finding(
+        "huggingface_hub.errors.HFValidationError: Repo id must use alphanumeric chars or '-', '_', '.', '--' and "
+        "'..' are forbidden, '-' and '.' cannot start or end the name, max length is 96:"
+    )
+    assert chars is None or "<path>" not in chars.title

@@ -833,6 +833,8 @@ def test_a_parser_whose_tokens_the_tokenizer_lacks_is_the_parser_or_the_model_no
     )
     assert reasoning.rule == "VC-1" and reasoning.changes[0].flag == "--reasoning-parser"
     assert "vllm-project/recipes#515" in reasoning.actions[0]
+    jamba = _top("RuntimeError: Jamba Tool parser could not locate tool calls start/end tokens in the tokenizer!")
+    assert jamba.changes[0].flag == "--tool-call-parser"  # every tool parser's words, not Hermes's alone
     tool = _top("RuntimeError: Hermes 2 Pro Tool parser could not locate tool call start/end tokens in the tokenizer!")
     assert tool.changes[0].flag == "--tool-call-parser"
     assert tool.changes[0].proposed == "<the parser of the served model's tool-call format>"
@@ -865,3 +867,16 @@ def test_a_prompt_token_out_of_vocabulary_is_a_prompt_tokenized_for_another_mode
     assert top.rule == "VC-1" and not top.changes
     assert "hiyouga/LlamaFactory#7328" in top.actions[0] and "own tokenizer" in top.actions[0]
     assert "Fed back from the model's own output" in top.actions[0]  # vllm#13175, NVIDIA-NeMo/RL#237
+    negative = _top("ValueError: Token id -100 is out of vocabulary")
+    assert "A negative id" in negative.actions[0]
+
+
+def test_the_default_moe_config_warning_says_how_to_tune_one_for_this_gpu():
+    # vllm#27496's file name (Qwen3-30B-A3B on GH200, slow; the reporter then linked a PR adding GH200 configs)
+    top = _top(
+        "WARNING 10-20 09:00:00 [fused_moe.py:1253] Using default MoE config. Performance might be sub-optimal! "
+        "Config file not found at ['/usr/local/lib/python3.12/dist-packages/vllm/model_executor/layers/fused_moe/"
+        "configs/E=128,N=768,device_name=NVIDIA_GH200_480GB.json']"
+    )
+    assert top.rule == "VC-1" and top.severity == Severity.LOW and not top.changes
+    assert "benchmark_moe.py" in top.actions[0] and "VLLM_TUNED_CONFIG_FOLDER" in top.actions[0]
