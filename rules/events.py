@@ -754,6 +754,9 @@ class LogEventKind(str, Enum):
     # takes ("  Input should be 'native' or 'vllm-server' [type=literal_error, input_value='vllm', …]", VC-6):
     # argument_value the value refused, accepted_instead the listed values
     FIELD_CHOICE_REFUSED = "field_choice_refused"
+    # transformers' processor warning that it ignores a keyword it was given ("Keyword argument `max_pixels` is not a
+    # valid argument for this processor and will be ignored", OP-7.193); message: the keyword
+    PROCESSOR_KWARG_IGNORED = "processor_kwarg_ignored"
     # the detokenizer failing on a sampled id its tokenizer has no token for (OP-7.70): tokenizers' None refused as a
     # string ("argument 'tokens': 'NoneType' object cannot be converted to 'PyString'"), or the Mistral tokenizer's
     # tekken lookup of the empty bytes such an id became (`KeyError: b''`); message: DETOKENIZER_NONE or
@@ -1480,6 +1483,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.DOWNLOAD_LOCK_WAIT: ("message",),
     LogEventKind.CONTAINER_ZOMBIE: (),
     LogEventKind.FIELD_CHOICE_REFUSED: ("argument_value", "accepted_instead"),
+    LogEventKind.PROCESSOR_KWARG_IGNORED: ("message",),
     LogEventKind.DETOKENIZER_UNKNOWN_ID: ("message",),
     LogEventKind.DECODE_STREAM_FAILED: ("message",),
     LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),

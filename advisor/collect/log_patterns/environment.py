@@ -1008,6 +1008,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Still waiting to acquire lock on [`'\"]?(?P<path>[^\s`'\"]+)",
         lambda m: {"message": m["path"].rstrip(".,)")},
     ),
+    wording(  # transformers' processor (processing_utils.py) warning of a keyword its class does not declare, which
+        # vLLM's multimodal processing passes through from --mm-processor-kwargs (vllm#14325: Qwen2-VL's max_pixels)
+        ("is not a valid argument for this processor",),
+        K.PROCESSOR_KWARG_IGNORED,
+        r"Keyword argument `?(?P<kwarg>\w+)`? is not a valid argument for this processor and will be ignored",
+        lambda m: {"message": m["kwarg"]},
+    ),
     wording(  # the Docker daemon giving up a stop or restart: the container's PID 1 is a zombie. The daemon names the
         # container and the PID (`container <id> PID <n> is zombie …`); a person may quote it without them
         # (NVIDIA/NemoClaw#7219: a vLLM container created without --init)
