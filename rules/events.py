@@ -59,6 +59,7 @@ class LogEventKind(str, Enum):
     MEMORY_PROFILING_ERROR = "memory_profiling_error"  # Error in memory profiling. Initial free memory …
     ENGINE_CORE_FAILED = "engine_core_failed"  # Engine core initialization failed / EngineCore failed to start.
     ENGINE_DEAD = "engine_dead"  # EngineDeadError / AsyncLLM output_handler failed.
+    ZERO_PROBABILITIES = "zero_probabilities"  # torch.multinomial: invalid multinomial distribution (sum <= 0), OP-5.64
     NAN_PROBABILITIES = "nan_probabilities"  # torch.multinomial: probability tensor contains either `inf`, `nan` …
     # an answer made of `!` only, as a person quotes it (`vLLM output: !!!!!!!!!!!!!!!!`, allenai/olmo-cookbook#60):
     # token 0 of GPT-2-style vocabularies, what sampling picks from NaN logits; message: the run of `!`
@@ -549,7 +550,8 @@ class LogEventKind(str, Enum):
     COMMAND_NOT_FOUND = "command_not_found"
     # vLLM's kernel dispatch finding no kernel compiled or selectable for the GPU's compute capability: "No compiled
     # cutlass_scaled_mm for CUDA device capability: 120. Required capability: 90 or 100" (csrc's scaled_mm entry),
-    # "FlashInfer-CUTLASS MoE kernel does not support current device sm_120"; message: the kernel, version: "sm_120"
+    # "FlashInfer-CUTLASS MoE kernel does not support current device sm_120"; message: the kernel, version: "sm_120",
+    # component: COMPILED_KERNEL when the build holds no compiled variant (the first words), else None
     KERNEL_NOT_FOR_CAPABILITY = "kernel_not_for_capability"
     # uv (its command line, clap) refusing --torch-backend, which vLLM's install guide passes it: "error: unexpected
     # argument '--torch-backend' found"; message: the flag
@@ -647,6 +649,9 @@ class LogEventKind(str, Enum):
     # version (12.1) mismatches the version that was used to compile PyTorch (11.7)."; version: the toolkit's,
     # cuda_required: PyTorch's (when the line holds it)
     BUILD_CUDA_MISMATCH = "build_cuda_mismatch"
+    # setuptools failing to copy a compiled extension the CMake build should have written ("error: can't copy
+    # 'build/lib…/vllm/_C.abi3.so': doesn't exist or not a regular file", OP-7.194); message: the extension's path
+    BUILD_EXTENSION_MISSING = "build_extension_missing"
     # a build of CUDA code that found no CUDA toolkit: torch's extension builder ("OSError: CUDA_HOME environment
     # variable is not set. Please set it to your CUDA install root.") or vLLM's setup.py ("AssertionError: CUDA_HOME
     # is not set"); message: the words; component: whose check it was (torch, vLLM's setup.py)
@@ -884,6 +889,9 @@ ZMQ_CLOSED_SOCKET = "ZMQError: Operation not supported"
 # ARGS_UNRECOGNIZED's message when Ray Serve LLM refused an engine_kwargs key (OP-7.20): it checks each key against the
 # installed vLLM's engine and front-end argument fields before it starts the engine, so no argparse is involved
 RAY_UNKNOWN_ENGINE_ARGUMENT = "Unknown engine argument: "
+# KERNEL_NOT_FOR_CAPABILITY's component when the build compiled no variant for the GPU (csrc's `No compiled …`), which
+# a source build's arch list decides, as against a backend's own device check
+COMPILED_KERNEL = "compiled"
 # DETOKENIZER_UNKNOWN_ID's messages: which detokenizer refused the id (tokenizers' binding, the Mistral tokenizer's)
 DETOKENIZER_NONE = "tokenizers' None"
 DETOKENIZER_TEKKEN = "tekken's empty bytes"
@@ -1378,6 +1386,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ENGINE_CORE_FAILED: ("message",),
     LogEventKind.ENGINE_DEAD: ("message",),
     LogEventKind.NAN_PROBABILITIES: ("message",),
+    LogEventKind.ZERO_PROBABILITIES: ("message",),
     LogEventKind.BANG_ANSWER: ("message",),
     LogEventKind.FATAL_ERROR: ("message",),
     LogEventKind.WORKER_EXCEPTION: ("message",),
@@ -1433,6 +1442,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ASCEND_EXTENSION_MISSING: ("message",),
     LogEventKind.VISIBLE_DEVICE_UUID: ("message",),
     LogEventKind.BUILD_CUDA_MISMATCH: ("version", "cuda_required"),
+    LogEventKind.BUILD_EXTENSION_MISSING: ("message",),
     LogEventKind.BUILD_NO_CUDA_HOME: ("message", "component"),
     LogEventKind.SCRAPED_METRIC_MISSING: ("message", "component", "known_releases", "accepted_instead"),
     LogEventKind.MEDIA_URL_FILE_NAME: ("message", "component"),
@@ -1608,7 +1618,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ARGS_UNRECOGNIZED: ("message", "component", "nearest_flag", "known_in_release", "known_releases"),
     LogEventKind.ARGS_REQUIRED: ("message", "component"),
     LogEventKind.COMMAND_NOT_FOUND: ("message", "component", "error_code"),
-    LogEventKind.KERNEL_NOT_FOR_CAPABILITY: ("message", "version"),
+    LogEventKind.KERNEL_NOT_FOR_CAPABILITY: ("message", "version", "component"),
     LogEventKind.UV_FLAG_UNKNOWN: ("message",),
     LogEventKind.TRITON_CACHE_RACE: ("message", "component"),
     LogEventKind.NIXL_BACKEND_ERROR: ("message", "version"),

@@ -14,9 +14,19 @@ from __future__ import annotations
 
 from rules.catalog import common as c
 from rules.catalog.op7_toolchain import ARCH_GPUS
-from rules.events import LogEventKind
+from rules.events import COMPILED_KERNEL, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
+
+# A build from source compiles the architectures of TORCH_CUDA_ARCH_LIST, or the ones torch's CMake detects, which
+# went wrong on DGX Spark: torch's vendored select_compute_arch.cmake rewrote 12.1 as 12.1(2.0), so vLLM built no
+# arch-gated kernel at all (vllm PR #49904, its author's diagnosis, merged)
+_SOURCE_BUILD = (
+    "For a vLLM built from source: it holds the kernels of the architectures it was built for, TORCH_CUDA_ARCH_LIST or "
+    "what torch's CMake detected. Rebuild with TORCH_CUDA_ARCH_LIST set to this GPU's capability (`nvidia-smi "
+    "--query-gpu=compute_cap --format=csv`); on DGX Spark (12.1) torch's CMake misread the arch, and the build had "
+    "no CUTLASS kernel at all until vllm PR #49904."
+)
 
 
 def _check_kernel_capability(facts: Facts) -> list[Finding]:
@@ -41,6 +51,7 @@ def _check_kernel_capability(facts: Facts) -> list[Finding]:
                 "the SM120 family to the NVFP4 MoE backends after v0.15.0).",
                 "Until then serve a checkpoint that does not need it: the unquantized (BF16) model, or a "
                 "quantization whose kernels cover this GPU.",
+                *([_SOURCE_BUILD] if event.component == COMPILED_KERNEL else []),
             ],
             confidence=0.75,
         )

@@ -292,6 +292,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"""(?:^|[:=]\s*)["'`]?(?P<bangs>!{8,})["'`]?,?\s*$""",
         lambda m: {"message": m["bangs"]},
     ),
+    wording(  # torch.multinomial's other check: a distribution with no probability left (all zero), which sampling
+        # parameters that exclude every token give (vllm#719: top_k=0.4 on vLLM 0.1.3, before SamplingParams checked it)
+        ("invalid multinomial distribution",),
+        K.ZERO_PROBABILITIES,
+        r"invalid multinomial distribution \(sum of probabilities <= 0\)",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(  # torch.multinomial's own check (ATen), on a sampling distribution holding inf, NaN or a negative entry:
         # early vLLM samplers and frameworks around vLLM sample with it; the words may sit inside a RayTaskError's repr
         ("probability tensor contains either",),

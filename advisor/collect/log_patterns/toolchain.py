@@ -15,6 +15,7 @@ from advisor.collect.log_patterns.pattern import Fields, Pattern, wording
 from rules.catalog.op7_build_compile import ARCH_UNKNOWN, HEADER_MISSING
 from rules.catalog.op7_flashinfer_head_dim import FA2_REFUSAL, TRTLLM_REFUSAL
 from rules.events import (
+    COMPILED_KERNEL,
     LAUNCHER_COMPILE_FAILED,
     NO_LIBCUDA_LIBRARY,
     NO_LIBCUDA_LINK,
@@ -356,16 +357,28 @@ PATTERNS: tuple[Pattern, ...] = (
         r"error: unexpected argument '(?P<flag>--torch-backend)(?:=[^']*)?' found",
         lambda m: {"message": m["flag"]},
     ),
+    wording(  # setuptools copying a compiled extension of vLLM's that the CMake step did not write under that name
+        # (vllm#18748: CMake 3.26.0 left the abi3 suffix off, per vLLM's maintainer; PR #19019)
+        ("can't copy '",),
+        K.BUILD_EXTENSION_MISSING,
+        r"can't copy '(?P<path>[^']*vllm/[^']+\.so)': doesn't exist or not a regular file",
+        lambda m: {"message": m["path"]},
+    ),
     wording(  # vLLM's dispatch to a kernel its build holds no variant of for the GPU: the CUTLASS scaled-mm entry's
         # TORCH_CHECK (csrc/quantization/…/scaled_mm_entry.cu) and the MoE backends' own device checks
         ("No compiled ", "kernel does not support current device"),
         K.KERNEL_NOT_FOR_CAPABILITY,
         # the MoE data entry's words name the scaled-mm kernel it lacks (`No compiled get_cutlass_moe_mm_data: no
         # cutlass_scaled_mm kernel for CUDA device capability: 120`, vllm#24921 on an RTX 5090 with 0.10.2)
-        r"No compiled (?P<compiled>\w+)(?:: no \w+ kernel)? for (?:a compute capability less than )?CUDA device "
-        r"capability: (?P<cap>\d+)"
+        # (cut before the capability: `No compiled cutlass_scaled_mm for a compute capability`, vllm PR #49904)
+        r"No compiled (?P<compiled>\w+)(?:: no \w+ kernel)? for (?:(?:a compute capability less than )?CUDA device "
+        r"capability: (?P<cap>\d+)|a compute capability\s*$)"
         r"|(?P<kernel>[\w-]+(?: [\w-]+){0,3}) kernel does not support current device (?P<sm>sm_\d+)",
-        lambda m: {"message": m["compiled"] or m["kernel"], "version": m["sm"] or f"sm_{m['cap']}"},
+        lambda m: {
+            "message": m["compiled"] or m["kernel"],
+            "version": m["sm"] or (f"sm_{m['cap']}" if m["cap"] else None),
+            "component": COMPILED_KERNEL if m["compiled"] else None,
+        },
     ),
     wording(  # FlashInfer's attention kernels refusing the model's head dimension: its FA2 path's check (`Invalid
         # head_dim: 512, must be divisible by 16 and in range [16, 256]`, flashinfer-ai/flashinfer#4546: Gemma 4's

@@ -346,3 +346,10 @@ def test_a_long_torch_compile_asks_for_a_kept_cache_and_offers_eager_mode():
     assert "VLLM_CACHE_ROOT" in top.actions[0] and [a.flag for a in top.alternatives] == ["--enforce-eager"]
     quick = "INFO 02-12 15:00:36 [monitor.py:34] torch.compile takes 21.5 s in total"
     assert op1_compile_time.RULE.evaluate(Facts(events=parse_lines([quick]).events)) == []
+
+
+def test_a_kernel_refusal_cut_before_the_capability_names_the_source_builds_arch_list():
+    # vllm PR #49904, verbatim: a source build on DGX Spark (12.1), its arch misread by torch's CMake: no CUTLASS kernel
+    top = top_finding("NotImplementedError: No compiled cutlass_scaled_mm for a compute capability")
+    assert top.rule == "OP-7.105" and "for this GPU's architecture" in top.title
+    assert any("TORCH_CUDA_ARCH_LIST" in action and "#49904" in action for action in top.actions)
