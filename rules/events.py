@@ -752,8 +752,8 @@ class LogEventKind(str, Enum):
     # a hub client waiting on its download lock (filelock's words under huggingface_hub or ModelScope): "Still waiting
     # to acquire lock on /root/.cache/modelscope/hub/.lock/<model>"; message: the lock file
     DOWNLOAD_LOCK_WAIT = "download_lock_wait"
-    # Docker giving up stopping a container whose PID 1 is a zombie: "container PID is zombie and can not be killed. Use
-    # the --init option when creating containers …"; no fields (the words are the cause)
+    # Docker giving up stopping a container whose PID 1 is a zombie: "container <id> PID <n> is zombie and can not be
+    # killed. Use the --init option when creating containers …" (quoted also without the id and PID); no fields
     CONTAINER_ZOMBIE = "container_zombie"
     # pydantic's detail line for a value outside a field's fixed list, pasted alone, whose values no flag of vLLM's
     # takes ("  Input should be 'native' or 'vllm-server' [type=literal_error, input_value='vllm', …]", VC-6):

@@ -54,6 +54,8 @@ SPECIFIC_CAUSES = (
     LogEventKind.EMPTY_PROMPT,  # V0 asserted on a request with no tokens (OP-5.21)
     LogEventKind.DETOKENIZER_UNKNOWN_ID,  # the detokenizer's failure on an id (OP-7.70) ended the engine loop
     LogEventKind.DECODE_STREAM_FAILED,  # … or on DecodeStream's state or input (OP-7.192), V1's output handler
+    LogEventKind.ZERO_PROBABILITIES,  # sampling on probabilities cut to nothing (OP-5.64)
+    LogEventKind.NAN_PROBABILITIES,  # … or holding inf or NaN (HL-9)
 )
 
 

@@ -110,7 +110,7 @@ def _check_nan_probabilities(facts: Facts) -> list[Finding]:
     ]
     return [
         RULE_NAN_PROBABILITIES.finding(
-            Severity.HIGH,
+            c.death_severity(facts),
             "sampling failed on a distribution holding inf or NaN: the model's logits overflowed or were corrupted",
             summary="torch.multinomial refuses probabilities with inf, NaN or a negative entry, and a softmax of "
             "finite logits has none, so the logits themselves were NaN or inf. The usual cause is a model trained in "

@@ -15,26 +15,41 @@ from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
+COMPILE_FAILED = "the compile failed earlier"
+
 
 def _missing_finding(facts: Facts, event: LogEvent, _match: object) -> Finding:
     path = event.message or "the extension"
     name = path.rsplit("/", 1)[-1]
+    abi3 = ".abi3." in name  # CMake 3.26.0's bug drops this suffix; a name without it has another cause
+    earlier = f"{COMPILE_FAILED}, and its error is above this line"
     return RULE_BUILD_EXTENSION.finding(
         Severity.CRITICAL,
-        f"building vLLM from source: {name} was not where setuptools copies it from (the compile failed earlier, or "
-        "CMake 3.26.0 named it without its abi3 suffix)",
+        f"building vLLM from source: {name} was not where setuptools copies it from ("
+        + (f"{COMPILE_FAILED}, or CMake 3.26.0 named it without its abi3 suffix)" if abi3 else f"{earlier})"),
         summary="vLLM's setup.py has CMake compile its kernels into extensions and then copies each by its expected "
-        f"name; {path} is not there. CMake 3.26.0 writes the file without the `abi3` suffix (vllm#18748, vLLM's "
-        "maintainer); otherwise the compile itself failed, and its error is above this line.",
+        f"name; {path} is not there. "
+        + (
+            "CMake 3.26.0 writes the file without the `abi3` suffix (vllm#18748, vLLM's maintainer); otherwise "
+            f"{earlier}."
+            if abi3
+            else f"Most often {earlier}."
+        ),
         evidence=[c.log_evidence(event, name="extension not built", value=path)],
-        actions=[
-            "Check `cmake --version`: with 3.26.0, install a later CMake (`pip install 'cmake>=3.26.1'`) and build "
-            "again from a clean tree (`rm -rf build`).",
-            "Otherwise find the first compile error above this line (`grep -n -m1 'error:'` on the build log); it is "
-            "the cause, and this copy only its consequence.",
+        actions=(
+            [
+                "Check `cmake --version`: with 3.26.0, install a later CMake (`pip install 'cmake>=3.26.1'`) and build "
+                "again from a clean tree (`rm -rf build`)."
+            ]
+            if abi3
+            else []
+        )
+        + [
+            "Find the first compile error above this line (`grep -n -m1 'error:'` on the build log): it is the "
+            "cause, and this copy only its consequence.",
             "If no kernel of your own is needed, a released vLLM wheel needs no build at all.",
         ],
-        confidence=0.75,
+        confidence=0.75 if abi3 else 0.6,
     )
 
 

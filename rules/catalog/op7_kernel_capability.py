@@ -8,6 +8,9 @@ scaled-mm entry says `No compiled cutlass_scaled_mm for CUDA device capability: 
 `FlashInfer-CUTLASS MoE kernel does not support current device sm_120` (vllm-project/vllm PR #33417: v0.15.0 checked
 only the SM100 family; the PR added the SM120 family to the NVFP4 MoE backends). The kernel belongs to the
 checkpoint's quantization, so either a vLLM release with the variant or a checkpoint that does not need it serves.
+A build from source holds the variants of the architectures it was built for, so there `No compiled cutlass_scaled_mm
+for a compute capability less than …` (or the words cut there) is also the build's arch list: vllm PR #49904 found a
+DGX Spark (12.1) build with no CUTLASS kernel at all, torch's CMake having read the arch as 2.0.
 """
 
 from __future__ import annotations
@@ -29,6 +32,20 @@ _SOURCE_BUILD = (
 )
 
 
+def _actions(kernel: str, sm: str, build_arch: bool, cut: bool) -> list[str]:
+    """A release with the variant, or a checkpoint without the kernel; where the build's arch list decides it, the
+    rebuild too, first when the words were cut before the capability (a source build's missing arch, PR #49904)."""
+    release = [
+        f"Upgrade vLLM to a release whose {kernel} covers {sm} (its release notes; vllm PR #33417 added the SM120 "
+        "family to the NVFP4 MoE backends after v0.15.0).",
+        "Until then serve a checkpoint that does not need it: the unquantized (BF16) model, or a quantization whose "
+        "kernels cover this GPU.",
+    ]
+    if not build_arch:
+        return release
+    return [_SOURCE_BUILD, *release] if cut else [*release, _SOURCE_BUILD]
+
+
 def _check_kernel_capability(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.KERNEL_NOT_FOR_CAPABILITY)
     if not events:
@@ -46,13 +63,7 @@ def _check_kernel_capability(facts: Facts) -> list[Finding]:
             "compiles and enables its quantized GEMM and MoE kernels per architecture and adds architectures release "
             "by release, so a GPU the rest of the build runs on can still lack one kernel.",
             evidence=[c.log_evidence(event, name="kernel without this architecture", value=f"{kernel} on {sm}")],
-            actions=[
-                f"Upgrade vLLM to a release whose {kernel} covers {sm} (its release notes; vllm PR #33417 added "
-                "the SM120 family to the NVFP4 MoE backends after v0.15.0).",
-                "Until then serve a checkpoint that does not need it: the unquantized (BF16) model, or a "
-                "quantization whose kernels cover this GPU.",
-                *([_SOURCE_BUILD] if event.component == COMPILED_KERNEL else []),
-            ],
+            actions=_actions(kernel, sm, build_arch=event.component == COMPILED_KERNEL, cut=event.version is None),
             confidence=0.75,
         )
     ]
@@ -65,15 +76,17 @@ RULE_KERNEL_CAPABILITY = Rule(
     check=_check_kernel_capability,
     needs=("events",),
     page=RulePage(
-        checks="`No compiled cutlass_scaled_mm for CUDA device capability: N` and `… kernel does not support current "
-        "device sm_N`.",
+        checks="`No compiled cutlass_scaled_mm for CUDA device capability: N` (also `for a compute capability less "
+        "than …`, or cut there) and `… kernel does not support current device sm_N`.",
         why="vLLM builds and enables its quantized GEMM and MoE kernels per architecture; a GPU may lack one of them.",
         example="vllm#32109: GLM-4.7-FP8 on RTX PRO 6000 Blackwell (sm_120) with vLLM 0.13.",
-        fix="A vLLM release whose kernel covers the architecture, or a checkpoint that does not need the kernel.",
+        fix="A vLLM release whose kernel covers the architecture, or a checkpoint that does not need the kernel; for a "
+        "source build, TORCH_CUDA_ARCH_LIST with the GPU's capability.",
         limits="Which release adds a kernel is in vLLM's release notes, not in the error.",
         references=[
             "https://github.com/vllm-project/vllm/issues/32109",
             "https://github.com/vllm-project/vllm/pull/33417",
+            "https://github.com/vllm-project/vllm/pull/49904",
         ],
     ),
 )

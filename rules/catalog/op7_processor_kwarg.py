@@ -27,11 +27,21 @@ def _kwarg_finding(facts: Facts, event: LogEvent, _match: object) -> Finding:
     return RULE_PROCESSOR_KWARG.finding(
         Severity.INFO,
         f"transformers' processor warns that it ignores {keyword}"
-        + (" (Qwen2-VL's image size bound): there the warning is spurious and the setting applies" if known else ""),
+        + (
+            " (Qwen2-VL's image size bound): with the transformers of early 2025 the warning was spurious there"
+            if known
+            else ""
+        ),
         summary=f"vLLM passes the multimodal processor the keywords of --mm-processor-kwargs (or a request's "
         f"mm_processor_kwargs); transformers warns for {keyword} because the processor class does not declare it, "
         "though the image processor under it may read it."
-        + (" vLLM's maintainer said so of max_pixels for Qwen2-VL (vllm#14325)." if known else ""),
+        + (
+            " vLLM's maintainer said so of max_pixels for Qwen2-VL in March 2025 (vllm#14325); later transformers "
+            "declare it on Qwen2-VL's processor, so with them the warning more likely means a processor that ignores "
+            "it."
+            if known
+            else ""
+        ),
         evidence=[c.log_evidence(event, name="keyword the processor warns of", value=keyword)],
         actions=[
             f"See whether {keyword} takes effect where it shows: the number of tokens an image becomes (a request's "

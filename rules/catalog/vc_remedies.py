@@ -24,10 +24,12 @@ MM_LIMIT_DEFAULTS = (1, 999)  # vLLM's --limit-mm-per-prompt default per modalit
 
 
 # Every tool parser's words for its tokens missing from the tokenizer (vLLM's message catalog, 0.6 to 0.34): most say
-# `… start/end tokens in the tokenizer!`, Mistral's and Gemma 4's `the tool call token`, LFM2's its tokens by name,
-# Llama 3 JSON's its bot token
+# `… tool call start/end tokens in the tokenizer!` (Jamba's `tool calls`; the '!' leaves out Minimax's fallback, and the
+# words leave out the reasoning parsers', which the remedy before reads), Mistral's and Gemma 4's `the tool call
+# token`, LFM2's its tokens by name, Llama 3 JSON's its bot token
 TOOL_PARSER_TOKENS_MISSING = (
-    "start/end tokens in the tokenizer!",
+    "tool call start/end tokens in the tokenizer!",
+    "tool calls start/end tokens in the tokenizer!",
     "could not locate the tool call",
     "could not locate <|tool_call_start|>",
     "could not locate the bot token",

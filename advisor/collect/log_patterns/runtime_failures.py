@@ -47,6 +47,7 @@ _CAPTURE_OTHER = (
 
 # CUDA runtime error codes by name (`cudaErrorAssert`), for the errors OP-7.46 explains: the key it reads them by
 CUDA_ERROR_KEYS = {error.name: key for key, error in CUDA_ERRORS.items() if re.fullmatch(r"cudaError\w+", error.name)}
+_CUDA_CODES = "|".join(CUDA_ERROR_KEYS)
 
 
 def _cuda_runtime_error(match: re.Match[str]) -> Fields:
@@ -97,7 +98,7 @@ PATTERNS: tuple[Pattern, ...] = (
         # missed until PR #24159: the longer words say a tokenizers that new)
         ("Invalid prefix encountered", "StreamInput must be either an integer"),
         K.DECODE_STREAM_FAILED,
-        r"Invalid prefix encountered(?P<prefix>)(?P<longer> while decoding stream\b.*)?\s*$"
+        r"Invalid prefix encountered(?P<prefix>)(?P<longer> while decoding stream\b.*)?(?![\w ])"
         r"|StreamInput must be either an integer or a list of integers",
         lambda m: {
             "message": (DECODE_STREAM_PREFIX_LONGER if m["longer"] else DECODE_STREAM_PREFIX)
@@ -292,8 +293,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"""(?:^|[:=]\s*)["'`]?(?P<bangs>!{8,})["'`]?,?\s*$""",
         lambda m: {"message": m["bangs"]},
     ),
-    wording(  # torch.multinomial's other check: a distribution with no probability left (all zero), which sampling
-        # parameters that exclude every token give (vllm#719: top_k=0.4 on vLLM 0.1.3, before SamplingParams checked it)
+    wording(  # torch.multinomial's other check: a distribution with no probability left (all zero), which only a cut
+        # made after the softmax gives (vllm#719: top_k=0.4 on vLLM 0.1.3, whose sampler cut the probabilities)
         ("invalid multinomial distribution",),
         K.ZERO_PROBABILITIES,
         r"invalid multinomial distribution \(sum of probabilities <= 0\)",
@@ -558,8 +559,11 @@ PATTERNS: tuple[Pattern, ...] = (
         # stream is capturing", CUDA graph capture failing under WSL2): the code is CUDA's own name for the error
         ("cudaError",),
         K.CUDA_RUNTIME_ERROR,
-        rf"(?<![\w'])`?(?P<code>{'|'.join(CUDA_ERROR_KEYS)})\b(?!')",
-        lambda m: {"message": CUDA_ERROR_KEYS[m["code"]]},
+        # (only as a summary names it: quoted as code, or first on its line after list or bold markup, with its words
+        # after a dash or a colon, or nothing after it; a sentence or code that mentions the name is not the error)
+        rf"(?:`(?P<quoted>{_CUDA_CODES})`|^(?:[-*+]\s+)?(?:\*\*[^*]+\*\*:?\s*)?(?P<code>{_CUDA_CODES}))"
+        r"(?=\s*(?:[-:–]\s|$))",
+        lambda m: {"message": CUDA_ERROR_KEYS[m["quoted"] or m["code"]]},
     ),
     wording(  # a HIP kernel's own assertion, printed by the device with the kernel's source file (ROCm/vllm#527: vLLM's
         # skinny GEMM: `csrc/rocm/skinny_gemms.hip:497: void wvSplitK_hf_sml_(…): Device-side assertion `false'

@@ -142,11 +142,20 @@ def _value_refused(match: re.Match[str]) -> Fields:
     }
 
 
+# pydantic's words for a value outside a Literal field's list: the listed values, and the value refused
+_LITERAL_REFUSED = r"Input should be (?P<allowed>.+?) \[type=literal_error, input_value=(?P<value>.+?), input_type=\w+"
+
+
+def _listed_values(match: re.Match[str]) -> list[str]:
+    """The values a Literal field lists, as pydantic words them (`'a', 'b' or 'c'`), unquoted."""
+    return [value.strip("'\"") for value in re.split(r", | or ", match["allowed"])]
+
+
 def _config_value_refused(match: re.Match[str]) -> Fields | None:
     """pydantic refusing a config field's value outside its Literal (the LLM class, a YAML config, code that builds
     vLLM's configs): the error lists the values, not the flag, so the values name it; none named, no event (a
     request's schema refuses values in the same words, OP-5.28's; FIELD_CHOICE_REFUSED reads the detail line)."""
-    allowed = [value.strip("'\"") for value in re.split(r", | or ", match["allowed"])]
+    allowed = _listed_values(match)
     flags = flags_taking(allowed)
     if not flags:
         return None
@@ -162,7 +171,7 @@ def _field_choice_refused(match: re.Match[str]) -> Fields | None:
     """pydantic's detail line for a value outside a field's fixed list, pasted alone, whose values no flag of vLLM's
     takes: another program's field (a wrapper's configuration around vLLM, PaddlePaddle/PaddleOCR#16897's `backend`)
     or a request's; inside an error body or a framework's message it is a request's refusal, OP-5.28's."""
-    allowed = [value.strip("'\"") for value in re.split(r", | or ", match["allowed"])]
+    allowed = _listed_values(match)
     if flags_taking(allowed) or not match.string.lstrip().startswith("Input should be"):
         return None
     return {"argument_value": match["value"].strip("'\""), "accepted_instead": ", ".join(allowed)}
@@ -273,13 +282,13 @@ PATTERNS: tuple[Pattern, ...] = (
         # rank-48 adapter made max_lora_rank 48, which LoRAConfig's MaxLoRARanks does not list)
         ("type=literal_error",),
         K.ARG_VALUE_REFUSED,
-        r"Input should be (?P<allowed>.+?) \[type=literal_error, input_value=(?P<value>.+?), input_type=\w+",
+        _LITERAL_REFUSED,
         _config_value_refused,
     ),
     wording(  # the same words for a field no flag of vLLM's is (PaddlePaddle/PaddleOCR#16897: PaddleX's `backend`)
         ("type=literal_error",),
         K.FIELD_CHOICE_REFUSED,
-        r"Input should be (?P<allowed>.+?) \[type=literal_error, input_value=(?P<value>.+?), input_type=\w+",
+        _LITERAL_REFUSED,
         _field_choice_refused,
     ),
     wording(

@@ -361,7 +361,7 @@ PATTERNS: tuple[Pattern, ...] = (
         # (vllm#18748: CMake 3.26.0 left the abi3 suffix off, per vLLM's maintainer; PR #19019)
         ("can't copy '",),
         K.BUILD_EXTENSION_MISSING,
-        r"can't copy '(?P<path>[^']*vllm/[^']+\.so)': doesn't exist or not a regular file",
+        r"can't copy '(?P<path>(?:[^']*/)?vllm/[^'/]+\.so)': doesn't exist or not a regular file",
         lambda m: {"message": m["path"]},
     ),
     wording(  # vLLM's dispatch to a kernel its build holds no variant of for the GPU: the CUTLASS scaled-mm entry's
@@ -371,13 +371,16 @@ PATTERNS: tuple[Pattern, ...] = (
         # the MoE data entry's words name the scaled-mm kernel it lacks (`No compiled get_cutlass_moe_mm_data: no
         # cutlass_scaled_mm kernel for CUDA device capability: 120`, vllm#24921 on an RTX 5090 with 0.10.2)
         # (cut before the capability: `No compiled cutlass_scaled_mm for a compute capability`, vllm PR #49904)
-        r"No compiled (?P<compiled>\w+)(?:: no \w+ kernel)? for (?:(?:a compute capability less than )?CUDA device "
-        r"capability: (?P<cap>\d+)|a compute capability\s*$)"
+        r"No compiled (?P<compiled>\w+)(?:: no \w+ kernel)? for (?:(?P<less>a compute capability less than )?CUDA "
+        r"device capability: (?P<cap>\d+)"
+        r"|(?P<cut>a compute capability(?: less than(?: CUDA device capability)?)?)(?=[\s.`'\"]*(?:$|`)))"
         r"|(?P<kernel>[\w-]+(?: [\w-]+){0,3}) kernel does not support current device (?P<sm>sm_\d+)",
         lambda m: {
             "message": m["compiled"] or m["kernel"],
             "version": m["sm"] or (f"sm_{m['cap']}" if m["cap"] else None),
-            "component": COMPILED_KERNEL if m["compiled"] else None,
+            # the build's arch list decides these two: no variant at or below the device's capability, or the words
+            # cut before it; a listed required capability (`Required capability: 90 or 100`) is the source's own
+            "component": COMPILED_KERNEL if m["less"] or m["cut"] else None,
         },
     ),
     wording(  # FlashInfer's attention kernels refusing the model's head dimension: its FA2 path's check (`Invalid

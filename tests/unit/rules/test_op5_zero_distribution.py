@@ -10,10 +10,16 @@ ZERO = "RuntimeError: invalid multinomial distribution (sum of probabilities <= 
 
 def test_a_zero_sum_distribution_is_the_requests_sampling_parameters_not_the_models_arithmetic():
     top = top_finding(ZERO)
-    assert top.rule == "OP-5.64" and "left no token any probability" in top.title
-    assert "top_k is a count of tokens" in top.actions[0] and not top.changes
+    assert top.rule == "OP-5.64" and "cut to nothing after the softmax" in top.title
+    assert "never a fraction as top_p is" in top.actions[0] and not top.changes
 
 
-def test_a_release_that_checks_top_k_points_at_the_mask():
-    top = top_finding(ZERO, config=config(vllm_version="0.6.3"))
-    assert "already refuses a top_k below 1" in top.summary
+def test_only_a_release_that_refuses_a_fractional_top_k_points_elsewhere():
+    # `top_k must be an integer` from 0.5.5 (the message catalog); 0.5.0's check let 0.4 through
+    assert "already refuses a fractional top_k" not in top_finding(ZERO, config=config(vllm_version="0.5.0")).summary
+    assert "already refuses a fractional top_k" in top_finding(ZERO, config=config(vllm_version="0.5.5")).summary
+
+
+def test_inside_an_engines_death_the_sampling_failure_leads():
+    top = top_finding("ERROR 08-01 10:00:00 [core.py:1] EngineCore encountered a fatal error.", ZERO)
+    assert top.rule == "OP-5.64" and top.severity.value == "critical"

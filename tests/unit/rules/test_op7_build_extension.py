@@ -16,8 +16,16 @@ def test_the_missing_abi3_extension_names_cmake_3_26_0_and_the_earlier_compile_e
     assert top.rule == "OP-7.194" and top.title.startswith("building vLLM from source: _C.abi3.so was not where")
     assert "cmake>=3.26.1" in top.actions[0] and "first compile error" in top.actions[1]
     assert not top.changes
+    # a name that never had the abi3 suffix: only the earlier compile error
+    other = top_finding(
+        "error: can't copy 'build/lib/vllm/_C.cpython-310-x86_64-linux-gnu.so': doesn't exist or not a regular file"
+    )
+    assert "CMake 3.26.0" not in other.title and other.actions[0].startswith("Find the first compile error")
 
 
 def test_another_packages_file_is_not_vllms_build():
-    line = "error: can't copy 'build/lib/foo/_ext.so': doesn't exist or not a regular file"
-    assert not parse_lines([line]).of_kind(LogEventKind.BUILD_EXTENSION_MISSING)
+    for line in (
+        "error: can't copy 'build/lib/foo/_ext.so': doesn't exist or not a regular file",
+        "error: can't copy 'build/lib/my_vllm/_C.so': doesn't exist or not a regular file",
+    ):
+        assert not parse_lines([line]).of_kind(LogEventKind.BUILD_EXTENSION_MISSING)

@@ -46,6 +46,15 @@ def test_stream_inputs_type_error_is_a_negative_id_and_the_pin_is_offered_where_
     assert "install the tokenizers before 0.22.1" in pinned.actions[0]
 
 
+def test_the_words_inside_a_repr_or_a_sentence_are_still_the_decode_stream():
+    for line in (
+        "Exception('Invalid prefix encountered')",
+        "Exception: Invalid prefix encountered.",
+        "Error in output handler: Invalid prefix encountered, aborting",
+    ):
+        assert top_finding(line).rule == "OP-7.192", line
+
+
 def test_other_words_with_invalid_prefix_are_not_the_decode_stream():
     line = "ValueError: Invalid prefix encountered in CIDR 10.0.0.0/33"
     assert not parse_lines([line]).of_kind(LogEventKind.DECODE_STREAM_FAILED)

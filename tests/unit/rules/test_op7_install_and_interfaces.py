@@ -352,4 +352,15 @@ def test_a_kernel_refusal_cut_before_the_capability_names_the_source_builds_arch
     # vllm PR #49904, verbatim: a source build on DGX Spark (12.1), its arch misread by torch's CMake: no CUTLASS kernel
     top = top_finding("NotImplementedError: No compiled cutlass_scaled_mm for a compute capability")
     assert top.rule == "OP-7.105" and "for this GPU's architecture" in top.title
-    assert any("TORCH_CUDA_ARCH_LIST" in action and "#49904" in action for action in top.actions)
+    assert "TORCH_CUDA_ARCH_LIST" in top.actions[0] and "#49904" in top.actions[0]
+    # quoted mid-sentence, the same reading
+    quoted = top_finding("Error: `No compiled cutlass_scaled_mm for a compute capability` when serving FP8")
+    assert quoted.rule == "OP-7.105" and "TORCH_CUDA_ARCH_LIST" in quoted.actions[0]
+    # a capability the release's source does not have (its required list), or a backend's own device check: no
+    # rebuild helps, so none is offered
+    for line in (
+        "No compiled cutlass_scaled_mm for CUDA device capability: 120. Required capability: 90 or 100",
+        "ValueError: FlashInfer-CUTLASS MoE kernel does not support current device sm_120",
+    ):
+        finding = top_finding(line)
+        assert finding.rule == "OP-7.105" and not any("TORCH_CUDA_ARCH_LIST" in a for a in finding.actions)
