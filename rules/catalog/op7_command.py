@@ -96,7 +96,7 @@ _RAY = _Refusal(
 
 
 def _refused_by(event: LogEvent) -> _Refusal:
-    return _RAY if event.message.startswith(RAY_UNKNOWN_ENGINE_ARGUMENT) else _ARGPARSE
+    return _RAY if (event.message or "").startswith(RAY_UNKNOWN_ENGINE_ARGUMENT) else _ARGPARSE
 
 
 def _command_finding(event: LogEvent, program: str) -> Finding:
