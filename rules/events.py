@@ -762,6 +762,9 @@ class LogEventKind(str, Enum):
     # transformers' processor warning that it ignores a keyword it was given ("Keyword argument `max_pixels` is not a
     # valid argument for this processor and will be ignored", OP-7.193); message: the keyword
     PROCESSOR_KWARG_IGNORED = "processor_kwarg_ignored"
+    # the Gateway API inference extension's endpoint picker finding no pod for a request
+    # ("InferencePoolResourceExhausted - failed to find target pod: <reason>", OP-5.65); message: its reason
+    EPP_NO_TARGET_POD = "epp_no_target_pod"
     # the detokenizer failing on a sampled id its tokenizer has no token for (OP-7.70): tokenizers' None refused as a
     # string ("argument 'tokens': 'NoneType' object cannot be converted to 'PyString'"), or the Mistral tokenizer's
     # tekken lookup of the empty bytes such an id became (`KeyError: b''`); message: DETOKENIZER_NONE or
@@ -1494,6 +1497,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.CONTAINER_ZOMBIE: (),
     LogEventKind.FIELD_CHOICE_REFUSED: ("argument_value", "accepted_instead"),
     LogEventKind.PROCESSOR_KWARG_IGNORED: ("message",),
+    LogEventKind.EPP_NO_TARGET_POD: ("message",),
     LogEventKind.DETOKENIZER_UNKNOWN_ID: ("message",),
     LogEventKind.DECODE_STREAM_FAILED: ("message",),
     LogEventKind.METHOD_NOT_ALLOWED: ("message", "component", "status"),

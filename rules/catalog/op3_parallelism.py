@@ -83,6 +83,11 @@ RULE_PCIE_TP = Rule(
 # --- OP-3.2 NCCL watchdog timeout --------------------------------------------------------------
 
 
+def _op(event) -> str:
+    """The collective's type as the title's adjective (`a COALESCED collective`), when the text kept it."""
+    return f"{event.op_type} " if event.op_type else ""
+
+
 def _check_nccl_timeout(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.NCCL_WATCHDOG_TIMEOUT)
     if not events:
@@ -91,7 +96,7 @@ def _check_nccl_timeout(facts: Facts) -> list[Finding]:
     library = first.component or "NCCL"
     evidence = [c.log_evidence(first, f"{library} collective ran", first.ran_ms, first.timeout_ms, ">", "ms")]
     ranks = sorted({e.rank for e in events if e.rank is not None})
-    ranked = f"on rank(s) {', '.join(map(str, ranks)) or '?'}"
+    ranked = f"on rank(s) {', '.join(map(str, ranks))}" if ranks else "(the rank is not in the text)"
     flags = facts.config.flags if facts.config else {}
     custom_off = "--disable-custom-all-reduce" in flags
     ascend = library == "HCCL"  # torch_npu's watchdog: neither vLLM's CUDA all-reduce kernel nor CUDA graphs
@@ -102,7 +107,7 @@ def _check_nccl_timeout(facts: Facts) -> list[Finding]:
             f"{fmt(first.timeout_ms)} ms {ranked}"
             if first.ran_ms is not None
             # a line cut after its colon: the watchdog fired, how long the collective ran is not in the text
-            else f"the {library} watchdog timed out a collective {ranked}",
+            else f"the {library} watchdog timed out a {_op(first)}collective {ranked}",
             summary="A rank stopped participating in a collective; the process group is taken down.",
             evidence=evidence,
             confidence=0.9,

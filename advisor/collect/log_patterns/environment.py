@@ -1008,6 +1008,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Still waiting to acquire lock on [`'\"]?(?P<path>[^\s`'\"]+)",
         lambda m: {"message": m["path"].rstrip(".,)")},
     ),
+    wording(  # the inference gateway's endpoint picker (gateway-api-inference-extension's EPP) answering a request for
+        # which it found no pod, with its reason (kubernetes-sigs/gateway-api-inference-extension#1697)
+        ("InferencePoolResourceExhausted",),
+        K.EPP_NO_TARGET_POD,
+        r"InferencePoolResourceExhausted\W+failed to find target pod:?\s*(?P<reason>[^\"}]*)",
+        lambda m: {"message": m["reason"].strip()},
+    ),
     wording(  # transformers' processor (processing_utils.py) warning of a keyword its class does not declare, which
         # vLLM's multimodal processing passes through from --mm-processor-kwargs (vllm#14325: Qwen2-VL's max_pixels)
         ("is not a valid argument for this processor",),

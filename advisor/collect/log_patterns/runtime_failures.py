@@ -370,13 +370,17 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\[Rank (?P<rank>\d+)\] Watchdog caught collective operation timeout: Work(?P<lib>NCCL|HCCL)\(.*?"
         r"OpType=(?P<op>\w+).*?Timeout\(ms\)=(?P<t>\d+)\) ran for (?P<ran>\d+) milliseconds"
         # the line cut after its colon, as a paste often is (vllm#42354): the rank, nothing of the collective
-        r"|\[Rank (?P<cut_rank>\d+)\] Watchdog caught collective operation timeout:?\s*$",
+        r"|\[Rank (?P<cut_rank>\d+)\] Watchdog caught collective operation timeout:?\s*$"
+        # a person's abbreviation without the rank's prefix and the figures (huggingface/trl#7103, AsyncGRPO's weight
+        # sync: `Watchdog caught collective operation timeout: WorkNCCL(..., OpType=COALESCED, ...)`)
+        r"|^Watchdog caught collective operation timeout: Work(?P<short_lib>NCCL|HCCL)\("
+        r"(?:.*?OpType=(?P<short_op>\w+))?",
         lambda m: {
-            "rank": int(m["rank"] or m["cut_rank"]),
-            "op_type": m["op"],
+            "rank": int(m["rank"] or m["cut_rank"]) if (m["rank"] or m["cut_rank"]) else None,
+            "op_type": m["op"] or m["short_op"],
             "timeout_ms": int(m["t"]) if m["t"] else None,
             "ran_ms": int(m["ran"]) if m["ran"] else None,
-            "component": m["lib"],
+            "component": m["lib"] or m["short_lib"],
         },
     ),
     wording(  # torch's words for an NCCL result; its system error is NCCL_SYSTEM_ERROR's (OP-7.5 answers it)

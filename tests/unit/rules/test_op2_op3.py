@@ -120,6 +120,13 @@ def test_the_watchdog_line_cut_after_its_colon_still_names_the_timeout_and_the_r
     assert "Find the rank that hung or died first" in finding.actions[0]
 
 
+def test_the_watchdog_line_abbreviated_without_its_rank_names_the_collective_it_kept():
+    # huggingface/trl#7103, verbatim (the reporter abbreviated it): the first weight sync to vLLM hung until then
+    line = "Watchdog caught collective operation timeout: WorkNCCL(..., OpType=COALESCED, ...)"
+    [finding] = op3.RULE_NCCL.evaluate(Facts(events=parse_lines([line]).events))
+    assert finding.title == "the NCCL watchdog timed out a COALESCED collective (the rank is not in the text)"
+
+
 def test_a_worker_dying_in_the_shutdown_after_a_failed_start_is_not_reported():
     failed = event(K.ENGINE_CORE_FAILED, line_no=57)
     facts = Facts(events=[failed, event(K.WORKER_DIED, line_no=81, process="VllmWorker-0")])
