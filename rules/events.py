@@ -975,6 +975,14 @@ VLLM_CALLED_FUNCTIONS = {
     "resolve_chat_template_content_format": "vllm/entrypoints/chat_utils.py (to 0.31)",
     "Pooler.for_embed": "vllm/model_executor/layers/pooler.py (0.10 to 0.13)",
 }
+
+
+def named_as_vllms(function: str) -> bool:
+    """Whether a function, as Python's refusal names it (`OpenAIServingChat.__init__`, `resolve_chat_template_…`), is
+    vLLM's own on a line pasted without frames: a method of a class frameworks construct, or a function they call."""
+    return function.split(".")[0] in VLLM_CONSTRUCTED_CLASSES or function in VLLM_CALLED_FUNCTIONS
+
+
 # vLLM's configuration classes, and its engine arguments, that code built on vLLM reads fields of
 # (`llm.llm_engine.vllm_config.lora_config`, `engine_args.task`): most of their fields are engine arguments of the same
 # name, whose releases the catalog holds, so an AttributeError naming one of them can say which releases had the field.

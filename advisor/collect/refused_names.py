@@ -22,9 +22,8 @@ from rules.events import (
     SAMPLING_PARAMS_INIT,
     STRUCT_UNEXPECTED_KEYWORD,
     UNEXPECTED_KEYWORD,
-    VLLM_CALLED_FUNCTIONS,
-    VLLM_CONSTRUCTED_CLASSES,
     CatalogRef,
+    named_as_vllms,
 )
 
 # Folders a shortened path may start with that name no package (a project's layout, not what it installs as).
@@ -149,7 +148,7 @@ def _vllm_refused(function: str, frames: list[Frame]) -> bool:
     a function of vLLM's they call by name (`resolve_chat_template_content_format`)."""
     if frames:
         return _package_of(frames[-1].path) == "vllm"
-    return function.split(".")[0] in VLLM_CONSTRUCTED_CLASSES or function in VLLM_CALLED_FUNCTIONS
+    return named_as_vllms(function)
 
 
 def _engine_argument_releases(engine_class: str, keyword: str, read: list[str]) -> ArgumentReleases:

@@ -136,6 +136,14 @@ _TRITON_FRAMES = (
 )
 
 
+# Where a signal handler's banner puts the native frames that say what crashed, by the handler that printed it
+_BANNER_FRAMES = {
+    TVM_FFI_REPORTED: _TVM_FFI_FRAMES,
+    ABSEIL_REPORTED: _ABSEIL_FRAMES,
+    TRITON_REPORTED: _TRITON_FRAMES,
+}
+
+
 # SIGILL: the CPU met an instruction it does not have, which is a build made for another CPU far more often than a
 # bug (vllm PR #35466: one CPU wheel for AVX2 and AVX-512 crashed so on a CPU without AVX-512).
 ILLEGAL_INSTRUCTION_ACTION = (
@@ -157,12 +165,8 @@ def _crash_actions(crash: LogEvent, frame: LogEvent | None, package: str | None)
 def _package_actions(crash: LogEvent, frame: LogEvent | None, package: str | None) -> list[str]:
     if frame is None and crash.component in (SHELL_REPORTED, SYSTEMD_REPORTED, SUBPROCESS_REPORTED):
         return [_report_only(crash.component)]
-    if frame is None and crash.component == TVM_FFI_REPORTED:
-        return [_TVM_FFI_FRAMES]
-    if frame is None and crash.component == ABSEIL_REPORTED:
-        return [_ABSEIL_FRAMES]
-    if frame is None and crash.component == TRITON_REPORTED:
-        return [_TRITON_FRAMES]
+    if frame is None and crash.component in _BANNER_FRAMES:  # a handler's banner whose frames were not pasted
+        return [_BANNER_FRAMES[crash.component]]
     if package and frame and not c.installed_package(frame.code_file):
         return [_native_action(package, frame)]
     return [

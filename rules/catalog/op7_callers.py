@@ -33,6 +33,7 @@ from rules.events import (
     VLLM_CONSTRUCTED_CLASSES,
     LogEvent,
     LogEventKind,
+    named_as_vllms,
 )
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage
@@ -66,11 +67,9 @@ def _check_caller_argument(facts: Facts) -> list[Finding]:
         function, keyword, vouched = refused
         # engine arguments are a caller's: vLLM's own server builds SamplingParams too, from each request
         engine_args = function in ENGINE_ARG_CLASSES and function != SAMPLING_PARAMS_INIT
-        constructed = function.split(".")[0]
-        # a class of vLLM's that frameworks construct, named on a line pasted without its frames: vLLM's refusal
-        called_alone = (
-            constructed in VLLM_CONSTRUCTED_CLASSES or function in VLLM_CALLED_FUNCTIONS
-        ) and event.code_file is None
+        # a class of vLLM's that frameworks construct, or a function they call, named on a line pasted without its
+        # frames: vLLM's refusal
+        called_alone = named_as_vllms(function) and event.code_file is None
         in_vllm = engine_args or called_alone or c.installed_package(event.code_file) == "vllm"
         releases_known = event.known_in_release or event.known_releases or event.absent_from_releases
         if vouched or (in_vllm and (event.caller or (engine_args and releases_known) or called_alone)):

@@ -555,7 +555,7 @@ PATTERNS: tuple[Pattern, ...] = (
         # vllm#31709: the only line of a device-side assert its reporter's log kept whole)
         ("Search for `cudaError",),
         K.CUDA_RUNTIME_ERROR,
-        rf"Search for `(?P<code>{'|'.join(CUDA_ERROR_KEYS)})' in https://docs\.nvidia\.com/",
+        rf"Search for `(?P<code>{_CUDA_CODES})' in https://docs\.nvidia\.com/",
         lambda m: {"message": CUDA_ERROR_KEYS[m["code"]]},
     ),
     wording(  # the error named by its code in a person's summary of a failure, its words after it or none
