@@ -1060,7 +1060,11 @@ class CatalogRef(BaseModel):
     captured: dict[str, str] = Field(default_factory=dict)  # field name -> the user's value
     partial: bool = False  # only its leading sentences matched (a cut paste)
     predicted: bool = False  # not read from a log: servops' launch check says vLLM would print it
-    kind: str | None = None  # raise | log | response | assert (an internal check's words, failing as AssertionError)
+    # raise | log | response | assert (an internal check's words, failing as AssertionError) | check (a wordless
+    # assert: its statement is the template)
+    kind: str | None = None
+    # other files of vLLM that hold the same words: a wordless check written in two or three places
+    also_in: list[str] = Field(default_factory=list)
 
     def location(self) -> str:
         first, last = self.first_release or self.first, self.last_release or self.last

@@ -12,7 +12,9 @@ until 0.6.2), and a user pastes the words of the patch they run.
 Every `raise SomeError(<message>)`, every `logger.<warning|error|critical|exception|
 warning_once|error_once>(<message>, *args)`, every `create_error_response(<message>, err_type=…)` (the
 OpenAI server's HTTP error body, `kind: response`) and every `assert <check>, <message>` (an internal check
-that fails as AssertionError, `kind: assert`) becomes a regular expression: literal text escaped,
+that fails as AssertionError, `kind: assert`) becomes a regular expression, and so does every wordless
+`assert <check>` written on one line in at most three files of a release (`kind: check`: its statement, which is
+all a traceback shows of it above a bare AssertionError). Literal text is escaped,
 each variable part a named group (`{self.max_model_len}` -> `(?P<max_model_len>.+?)`; the last
 group is greedy, `.+`, so re.search over a pasted line does not cut that value short). Each entry
 records the exception class or log level, the file and line within vllm/, the CLI flags and
@@ -641,7 +643,7 @@ def extract_from_source(source: str, path: str, engine_fields: Iterable[str] = (
     for node, scope in _walk_with_scopes(ast.parse(source)):
         if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
             raised.add(id(node.exc))
-        site = _message_site(node, raised)
+        site = _message_site(node, raised) or _bare_check(node, source)
         if site is None:
             continue
         entry, message, extra_args = site
@@ -660,12 +662,26 @@ def extract_from_source(source: str, path: str, engine_fields: Iterable[str] = (
             file=path,
             line=node.lineno,
             phase=phase_for(path),
-            flags=flags_named(text, fields),
-            env=envs_named(text, [node, *builder.inlined]),
+            flags=[] if entry["kind"] == "check" else flags_named(text, fields),
+            env=[] if entry["kind"] == "check" else envs_named(text, [node, *builder.inlined]),
         )
         key = (pattern, path, entry.get("exception") or entry["level"])
         entries.setdefault(key, entry)  # the same message twice in a file: the first line
     return sorted(entries.values(), key=lambda e: (e["line"], e["kind"]))
+
+
+def _bare_check(node: ast.AST, source: str) -> tuple[dict[str, Any], ast.expr, list[ast.expr]] | None:
+    """An assert without words (`assert token_lora_mapping.size(0) == M`): when it fails, the traceback shows only
+    its statement above a bare AssertionError, and that statement is what a person pastes. Its source text, as
+    written on one line, is the entry (kind `check`); its names are code, not a setting the user chose, so no flag
+    or environment variable is read from them. A statement written over several lines is left out: a traceback
+    prints it cut wherever the failing part starts."""
+    if not isinstance(node, ast.Assert) or node.msg is not None:
+        return None
+    statement = ast.get_source_segment(source, node)
+    if statement is None or "\n" in statement:
+        return None
+    return {"kind": "check", "exception": "AssertionError"}, ast.Constant(statement), []
 
 
 # The names of exception classes by Python's convention: what a call builds when it builds an exception to raise.
@@ -891,7 +907,22 @@ def extract_version(minor: str, release: str, wheel: Path, jobs: int) -> Version
             unparsed[path] = found
         else:
             entries += found
+    entries = placeable_checks(entries)
     return VersionResult(minor, release, len(sources), entries, unparsed, len(fields), classes, wheel_extras(wheel))
+
+
+# A wordless check written in more files of one release than this (`assert intermediate_tensors is not None`, in
+# 111 model files of 0.32) tells a person nothing about where it failed: not kept.
+MAX_CHECK_FILES = 3
+
+
+def placeable_checks(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The release's entries less the wordless checks (kind `check`) that too many of its files hold."""
+    files_of: dict[str, set[str]] = {}
+    for entry in entries:
+        if entry["kind"] == "check":
+            files_of.setdefault(entry["pattern"], set()).add(entry["file"])
+    return [e for e in entries if e["kind"] != "check" or len(files_of[e["pattern"]]) <= MAX_CHECK_FILES]
 
 
 def entry_key(entry: dict[str, Any]) -> tuple[str, str, str]:
@@ -1008,7 +1039,8 @@ def build_header(
     return {
         "about": (
             "Messages vLLM raises (raise X(...)), logs at warning, error, critical or exception level, or "
-            "answers a request with (create_error_response(...), an HTTP error body), "
+            "answers a request with (create_error_response(...), an HTTP error body), and the asserts it checks "
+            "(kind assert: with words; kind check: a wordless one-line assert, its statement as the message), "
             "extracted from vLLM's released wheels on PyPI (package vllm, Apache-2.0). file and line are "
             "within the wheel's vllm/ tree (line: in the newest version that has the entry). versions are minors; "
             "first_release / last_release name the first (last) patch where it is not the first (newest) patch read "
@@ -1031,6 +1063,8 @@ def build_header(
             "raise": sum(1 for e in entries if e["kind"] == "raise"),
             "log": sum(1 for e in entries if e["kind"] == "log"),
             "response": sum(1 for e in entries if e["kind"] == "response"),
+            "assert": sum(1 for e in entries if e["kind"] == "assert"),
+            "check": sum(1 for e in entries if e["kind"] == "check"),
             "phases": dict(sorted(phases.items())),
         },
     }

@@ -87,6 +87,7 @@ class CatalogMatch:
             exception=entry.get("exception"),
             level=entry.get("level"),
             kind=entry.get("kind"),
+            also_in=sorted({p["file"] for p in entry["places"]} - {place["file"]}) if entry["kind"] == "check" else [],
             phase=entry["phase"],
             flags=list(entry["flags"]),
             env=list(entry["env"]),
@@ -99,7 +100,13 @@ class MessageCatalog:
     """The entries, indexed by anchor word; `match` finds vLLM's messages in one line of text."""
 
     def __init__(self, document: dict[str, Any]) -> None:
-        self.entries: list[dict[str, Any]] = _distinct(document["messages"])
+        entries = _distinct(document["messages"])
+        # A wordless check is known by its whole statement (`check`), never looked for inside another line's words:
+        # `assert x is not None` is anyone's code.
+        self._checks: dict[str, dict[str, Any]] = {
+            _statement(entry["message"]): entry for entry in entries if entry["kind"] == "check"
+        }
+        self.entries: list[dict[str, Any]] = [entry for entry in entries if entry["kind"] != "check"]
         self.header: dict[str, Any] = document["header"]
         # (class, field) -> the minors whose EngineArgs / AsyncEngineArgs declares the field
         self._engine_args: dict[tuple[str, str], list[str]] = {
@@ -156,6 +163,15 @@ class MessageCatalog:
                 if cut is not None:
                     found.append(_as_match(self.entries[index], cut, partial=True))
         return _most_specific_first(found)
+
+    def check(self, statement: str) -> CatalogMatch | None:
+        """The wordless assert of vLLM's whose statement this is (`assert token_lora_mapping.size(0) == M`, as a
+        traceback prints it above a bare AssertionError), else None."""
+        entry = self._checks.get(_statement(statement))
+        if entry is None:
+            return None
+        chars = len(entry["message"])
+        return CatalogMatch(entry, {}, (0, chars), (), chars, partial=False)
 
     def nearest(self, text: str, count: int = 3) -> list[CatalogRef]:
         """The entries closest to `text` by their literal words (cosine over words weighted by rarity), for
@@ -338,6 +354,11 @@ def _loose_backticks(pattern: str) -> str:
     """The pattern with each backtick optional: vLLM quotes flags and names in backticks, and a line copied from a
     rendered GitHub comment has lost them (an unpaired one too: `in --limit-mm-per-prompt`, but passed …`)."""
     return pattern.replace("`", "`?")
+
+
+def _statement(text: str) -> str:
+    """A statement with its runs of white space as one space: a paste may reflow them."""
+    return " ".join(text.split())
 
 
 @cache

@@ -535,6 +535,11 @@ def _error_event(
     matches = _catalog_matches(text, exception)
     if matches:
         return _catalog_once(matches[0], text, exception, phase, common, state, result)
+    checks = _wordless_check(text, exception, frames)
+    if checks:  # the bare AssertionError Python prints under the statement is this error too (`_read_from_its_assert`)
+        event = _catalog_once(checks[0], text, exception, phase, common, state, result)
+        state.untraced, state.untraced_piece = event, state.pieces
+        return event
     is_error = exception is not None or state.level in ("ERROR", "CRITICAL", "WARNING", "WARN")
     result.unplaced_lines += is_error
     if exception is None and state.fatal is None and _says_failed(message, state.level):
@@ -546,14 +551,32 @@ def _error_event(
 
 def _catalog_matches(text: str, exception: tuple[str, str] | None) -> list[CatalogMatch]:
     """The catalog's messages in the line: none for Python's own exceptions or their words (not vLLM's), and an
-    assert's words only when the line is that AssertionError (elsewhere they are someone else's sentence)."""
+    assert's words only as that AssertionError's (elsewhere they are someone else's sentence)."""
     matches = [] if exception and _PYTHON_OWN.match(exception[1]) else message_catalog().match(text)
     # A line that wraps Python's words under another name (LiteLLM's `VLLMException - No module named 'vllm'`) holds
     # them without their class: the span the entry matched is Python's wording all the same.
     matches = [m for m in matches if not _PYTHON_OWN.match(text[m.span[0] : m.span[1]].strip())]
-    if exception is None or exception[0] != "AssertionError":
-        matches = [m for m in matches if m.entry.get("kind") != "assert"]
+    if exception is None or exception[0] != "AssertionError":  # or another error quotes that AssertionError's words
+        matches = [m for m in matches if m.entry.get("kind") != "assert" or _after_assertion_class(text, m)]
     return matches
+
+
+def _after_assertion_class(text: str, match: CatalogMatch) -> bool:
+    """Whether the words stand right after `AssertionError:` inside another error (a serving framework's `load
+    failed …: Internal: AssertionError: Error in memory profiling…`, triton-inference-server/vllm_backend PR #39)."""
+    return text[: match.span[0]].rstrip().endswith("AssertionError:")
+
+
+def _wordless_check(text: str, exception: tuple[str, str] | None, frames: list[Frame]) -> list[CatalogMatch]:
+    """vLLM's wordless assert, known by its statement, where no traceback places it: the line itself (`assert
+    token_lora_mapping.size(0) == M`, a traceback's source line pasted alone) or an AssertionError whose words are
+    that statement. Under a traceback the frames say where it ran (an unplaced error read with them); the same
+    statement in another package's code is not vLLM's."""
+    if frames or (exception is not None and exception[0] != "AssertionError"):
+        return []
+    said = text if exception is None else exception[1]
+    found = message_catalog().check(said) if said.startswith("assert ") else None
+    return [found] if found else []
 
 
 def _catalog_once(
@@ -660,15 +683,15 @@ def _unplaced_once(
 
 
 def _read_from_its_assert(state: _ParseState, cls: str) -> bool:
-    """A bare AssertionError right under the source line whose failed comparison was read as it (`_FAILED_ASSERT`);
-    one further down is another error."""
+    """A bare AssertionError right under the source line whose failed comparison was read as it (`_FAILED_ASSERT`,
+    or vLLM's wordless check that the statement is); one further down is another error."""
     event = state.untraced
     return (
         event is not None
         and state.pieces == state.untraced_piece + 1
         and cls == "AssertionError"
         and event.exception == cls
-        and (event.message or "").startswith("AssertionError: assert ")
+        and (event.message or "").startswith(("AssertionError: assert ", "assert "))
     )
 
 

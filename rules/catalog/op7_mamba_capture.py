@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEvent
+from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -27,9 +27,10 @@ _DATACENTER_BLACKWELL = ("B100", "B200", "B300", "GB200", "GB300")
 
 
 def _check_capture(facts: Facts) -> list[Finding]:
-    """The assertion's words: pasted alone (the AssertionError then holds them), or as the failing source line of a
-    traceback (the event's code, under an AssertionError without words)."""
-    for event in facts.events_of(*c.UNPLACED):
+    """The assertion's words: pasted alone (the AssertionError then holds them, or the catalog's wordless check of
+    the kernel does), or as the failing source line of a traceback (the event's code, under an AssertionError without
+    words)."""
+    for event in facts.events_of(*c.UNPLACED, LogEventKind.VLLM_MESSAGE):
         found = CACHE_LINES.search(event.message or event.raw or "") or CACHE_LINES.search(event.code or "")
         if found is not None:
             return [_capture_finding(facts, event, found)]

@@ -141,6 +141,24 @@ REMEDIES: tuple[Remedy, ...] = (
         "length before sending them back. A negative id (`-100`, the label padding of training code, or `-1`) is "
         "padding left in the ids the client sent; an id far beyond any vocabulary is corrupt input from the client.",
     ),
+    Remedy(  # vllm/worker/worker.py (0.4 to 0.5.3): V0 took the memory its profiling run used as the free memory at
+        # the worker's start less the free memory after the run; more memory free after it than before means memory
+        # was released in between: an earlier instance in the same process, or another program. In
+        # triton-inference-server/vllm_backend PR #39 tests that loaded and unloaded a vLLM model over and over met it
+        # (its author), and stopped doing so
+        "Error in memory profiling. This happens when the GPU memory was not properly cleaned up",
+        "the GPU's memory when vLLM starts",
+        "setting",
+        "nothing else allocating or freeing GPU memory while vLLM profiles",
+        "vLLM measured its profiling run as the drop in free GPU memory, and memory freed meanwhile made it zero or "
+        "less",
+        action="vLLM 0.4 to 0.5.3 measured the memory its profiling run used as the free GPU memory when the worker "
+        "started less the free memory after the run; memory released in between (an earlier vLLM instance of the same "
+        "process being torn down, another model unloaded, another program exiting) makes that zero or less, and the "
+        "check stops the start. Start each vLLM instance in a fresh process (triton-inference-server/vllm_backend "
+        "PR #39 stopped loading and unloading the same model over and over in one server's tests), and wait for other "
+        "programs on the GPU to settle before starting it.",
+    ),
     Remedy(  # vllm/model_executor/layers/fused_moe/fused_moe.py (0.6.3 to 0.34): no tuned Triton config for this GPU
         # and the MoE's shape (E experts, N the intermediate size per GPU), so the kernel runs a generic one; the
         # message names the file it looked for (vllm#27496: Qwen3-30B-A3B slow on GH200, no config for its shape)

@@ -118,8 +118,8 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
         actions = [_releases_action(ref, event.known_releases), *actions]
     if event.accepted_instead:
         actions = [_part_type_action(ref, event.accepted_instead), *actions]
-    if ref.kind == "assert" and not actions:
-        actions = [_internal_check_action("AssertionError", ref.file.removeprefix("vllm/"))]
+    if ref.kind in INTERNAL_CHECKS and not actions:
+        actions = [_internal_check_action("AssertionError", _check_files(ref))]
     elif raised and not (changes or alternatives or actions):
         actions = [_source_action(ref)]
     said = (event.message or ref.template).strip()
@@ -130,18 +130,21 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
     elif not raised and ref.level in LOGGED_ERROR_LEVELS:  # logger.error: vLLM went on, but something failed
         verb, what = "logged an error", "error"
     title = f"vLLM {verb}: {_plain(ref)}"
-    if ref.kind == "assert":  # not a refusal: vLLM's own code found a state it assumed impossible
-        title = f"vLLM's internal check failed in {ref.file.removeprefix('vllm/')}: {_plain(ref)}"
+    if ref.kind in INTERNAL_CHECKS:  # not a refusal: vLLM's own code found a state it assumed impossible
+        title = f"vLLM's internal check failed in {_check_files(ref)}: {_plain(ref)}"
     whose = "servops' launch check, in the words of vLLM's" if ref.predicted else "vLLM's own"
+    elsewhere = ""
+    if ref.also_in:  # a wordless check written in more than one file: the statement does not say which failed
+        elsewhere = f"; the same statement is also in {', '.join(name.removeprefix('vllm/') for name in ref.also_in)}"
     return RULE_VLLM_MESSAGE.finding(
         severity,
         _title_cut(title, VC1_TITLE_CHARS),
-        summary=f"{whose} {what} ({ref.location()}): {said}",
+        summary=f"{whose} {what} ({ref.location()}): {said}{elsewhere}",
         evidence=[_catalog_evidence(event, ref)],
         changes=changes,
         alternatives=alternatives,
         actions=actions,
-        confidence=OWN_WORDS_CONFIDENCE if raised and not _WRAPPER.search(ref.template) else 0.8,
+        confidence=_confidence(ref, raised),
     )
 
 
@@ -245,9 +248,35 @@ def _part_type_action(ref: CatalogRef, instead: str) -> str:
     )
 
 
+# A wordless check says where vLLM's code failed, not why: a rule that reads the cause from the same statement
+# (OP-7.180's `assert num_cache_lines >= batch`) ranks above it.
+WORDLESS_CHECK_CONFIDENCE = 0.6
+
+
+def _confidence(ref: CatalogRef, raised: bool) -> float:
+    if ref.kind == "check":
+        return WORDLESS_CHECK_CONFIDENCE
+    return OWN_WORDS_CONFIDENCE if raised and not _WRAPPER.search(ref.template) else 0.8
+
+
+# The catalog's kinds of vLLM's internal checks: an assert with its words, and a wordless one (its statement).
+INTERNAL_CHECKS = frozenset({"assert", "check"})
+
+
+def _check_files(ref: CatalogRef) -> str:
+    """The file of an internal check, and how many others hold the same wordless check (`a.py or 2 other files`): the
+    statement alone cannot say which of them failed."""
+    where = ref.file.removeprefix("vllm/")
+    others = len(ref.also_in)
+    return where if not others else f"{where} or {others} other file{'s' if others > 1 else ''}"
+
+
 def _plain(ref: CatalogRef) -> str:
-    """vLLM's message with the user's values in place of its fields."""
+    """vLLM's message with the user's values in place of its fields (a wordless check's statement as it is: its
+    braces are Python's)."""
     text = ref.template
+    if ref.kind == "check":
+        return text
     for name, value in ref.captured.items():  # a paste that ends at a field's sentence ends its value with its dot
         text = text.replace("{" + name + "}.", value.rstrip(".") + ".").replace("{" + name + "}", value)
     return re.sub(r"\{[^{}]*\}", "…", text)

@@ -880,3 +880,47 @@ def test_the_default_moe_config_warning_says_how_to_tune_one_for_this_gpu():
     )
     assert top.rule == "VC-1" and top.severity == Severity.LOW and not top.changes
     assert "benchmark_moe.py" in top.actions[0] and "VLLM_TUNED_CONFIG_FOLDER" in top.actions[0]
+
+
+def test_a_wordless_assert_pasted_alone_is_placed_in_vllms_files_that_hold_it():
+    # verl-project/verl#4418, verbatim: the source line above a bare AssertionError, pasted alone
+    top = _top("    assert token_lora_mapping.size(0) == M")
+    assert top.rule == "VC-1" and top.title.startswith("vLLM's internal check failed in lora/ops/triton_ops/")
+    assert "other files" in top.title and "the same statement is also in" in top.summary
+    assert "lora_shrink" in top.title + top.summary and "Upgrade vLLM" in top.actions[0]
+    # QwenLM/Qwen3-VL#247, verbatim: Qwen2-VL's mrope config on a vLLM without its support (vLLM 0.6.1)
+    dated = _top('    assert "factor" in rope_scaling')
+    assert (
+        dated.rule == "VC-1"
+        and dated.title == 'vLLM\'s internal check failed in config.py: assert "factor" in rope_scaling'
+    )
+    assert "(vLLM 0.4–0.6.2)" in dated.summary
+
+
+def test_a_statement_vllm_does_not_hold_or_one_another_packages_frame_ran_is_not_vllms_check():
+    # vllm's CI (a test's own assert, pytest's line), verbatim from a probe row: not a check of vLLM's package
+    assert _top("assert output == other_output").rule != "VC-1"
+    elsewhere = _top('  File "/srv/app/main.py", line 3, in f\n    assert "factor" in rope_scaling\nAssertionError')
+    assert elsewhere.rule == "VC-2"
+
+
+def test_a_rule_that_reads_the_cause_from_the_statement_ranks_above_the_place_of_the_check():
+    # vllm#34094's title: OP-7.180 says why the causal-conv1d kernel's check failed; VC-1 only where
+    findings = evaluate(Facts(events=parse_lines(["assert num_cache_lines >= batch"]).events)).findings
+    assert [f.rule for f in findings[:2]] == ["OP-7.180", "VC-1"]
+
+
+def test_an_assertion_quoted_inside_another_error_is_vllms_check_with_its_remedy():
+    # triton-inference-server/vllm_backend PR #39, verbatim: its tests loaded and unloaded the model over and over
+    top = _top(
+        '2. Removes frequent loading and unloading of "vllm_opt" model from vllm_backend tests, which was causing '
+        "issues with vllm's memory profiler and resulting in `tritonclient.utils.InferenceServerException: "
+        "[StatusCode.INVALID_ARGUMENT] load failed for model 'vllm_opt': version 1 is at UNAVAILABLE state: Internal: "
+        "AssertionError: Error in memory profiling. This happens when the GPU memory was not properly cleaned up "
+        "before initializing the vLLM instance.`"
+    )
+    assert top.rule == "VC-1" and top.title.startswith("vLLM's internal check failed in worker/worker.py")
+    assert "fresh process" in top.actions[0] and "PR #39" in top.actions[0]
+    # the same words as someone's sentence, not after `AssertionError:`, are not the assertion
+    said = evaluate(Facts(events=parse_lines(["Error in memory profiling. This happens when the GPU memory"]).events))
+    assert not any(f.title.startswith("vLLM's internal check failed") for f in said.findings)

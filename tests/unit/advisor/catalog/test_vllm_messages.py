@@ -358,9 +358,42 @@ def process_outputs(self, sequence_group, outputs):
 
 
 def test_an_assert_with_words_is_an_internal_check_that_fails_as_assertion_error():
-    entry = only(extract(MULTI_STEP, "vllm/engine/output_processor/multi_step.py"))
+    entry = only([e for e in extract(MULTI_STEP, "vllm/engine/output_processor/multi_step.py") if e["kind"] != "check"])
     assert entry["kind"] == "assert" and entry["exception"] == "AssertionError"
     assert entry["message"] == "expected running sequences" and entry["line"] == 4
+
+
+def test_a_wordless_assert_is_kept_as_its_statement_which_is_all_a_traceback_shows():
+    check = only([e for e in extract(MULTI_STEP, "vllm/engine/output_processor/multi_step.py") if e["kind"] == "check"])
+    assert check["message"] == "assert len(seqs) == 1" and check["exception"] == "AssertionError"
+    assert check["pattern"] == re.escape("assert len(seqs) == 1").replace("\\ ", " ") and check["line"] == 5
+
+
+# vllm 0.32.0, vllm/lora/ops/triton_ops/lora_shrink_op.py (shortened), and a check written over two lines
+WORDLESS_CHECKS = """
+def _lora_shrink(inputs, lora_a_weights, token_lora_mapping, max_model_len):
+    M = inputs.size(0)
+    assert token_lora_mapping.size(0) == M
+    assert inputs.size(1) == lora_a_weights[0].size(-1) and (
+        max_model_len > 0)
+"""
+
+
+def test_a_wordless_check_names_no_flag_and_one_written_over_lines_is_left_out():
+    entries = extract(WORDLESS_CHECKS, "vllm/lora/ops/triton_ops/lora_shrink_op.py", ("max_model_len",))
+    check = only(entries)
+    assert check["kind"] == "check" and check["message"] == "assert token_lora_mapping.size(0) == M"
+    assert check["flags"] == [] and check["env"] == []
+
+
+def test_a_wordless_check_in_more_than_three_files_of_a_release_is_not_kept():
+    def check(file: str, statement: str) -> dict[str, Any]:
+        return {"kind": "check", "pattern": re.escape(statement), "file": file}
+
+    common = [check(f"vllm/model_executor/models/m{n}.py", "assert intermediate_tensors is not None") for n in range(4)]
+    rare = [check(f"vllm/x{n}.py", "assert len(offload_keys) == len(offload_block_ids)") for n in range(3)]
+    worded = [{"kind": "assert", "pattern": "expected running sequences", "file": f"vllm/y{n}.py"} for n in range(5)]
+    assert extractor().placeable_checks([*common, *rare, *worded]) == [*rare, *worded]
 
 
 def test_a_re_raise_with_no_text_of_its_own_is_not_kept():

@@ -324,9 +324,21 @@ def test_a_failed_asserts_source_line_pasted_alone_names_the_assertion_error_it_
 
 def test_a_failed_comparison_pasted_alone_without_a_message_keeps_the_comparison_as_its_words():
     """vllm#34094's title is the bare assert (`assert num_cache_lines >= batch`): Python raises AssertionError with no
-    words, so the comparison is all there is to read. An assert of a name alone, without a message, is not read."""
+    words, so the comparison is all there is to read. An assert of a name alone, without a message, is not read.
+    A statement vLLM's own code holds is the message catalog's wordless check, placed in its file."""
     [event] = parse_lines(["assert num_cache_lines >= batch"]).events
-    assert (event.kind, event.message) == (K.UNPLACED_ERROR, "AssertionError: assert num_cache_lines >= batch")
+    assert (event.kind, event.message, event.exception) == (
+        K.VLLM_MESSAGE,
+        "assert num_cache_lines >= batch",
+        "AssertionError",
+    )
+    assert event.catalog is not None and event.catalog.kind == "check"
+    assert event.catalog.file == "vllm/model_executor/layers/mamba/ops/causal_conv1d.py"
+    [mine] = parse_lines(["assert my_cache_lines >= batch"]).events
+    assert (mine.kind, mine.message) == (K.UNPLACED_ERROR, "AssertionError: assert my_cache_lines >= batch")
+    assert [e.kind for e in parse_lines(["assert num_cache_lines >= batch", "AssertionError"]).events] == [
+        K.VLLM_MESSAGE
+    ]
     assert not parse_lines(["assert ready"]).events
     # the exception line Python prints under it is the same error, not a second one
     [one] = parse_lines(["    assert batch_size == 1", "AssertionError"]).events
