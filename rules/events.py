@@ -519,6 +519,9 @@ class LogEventKind(str, Enum):
     # for url: https://huggingface.co/<repo>/resolve/main/config.json", "Access to model <repo> is restricted …";
     # message: why ("no_access", "no_token", "fine_grained", "bad_token", "not_found", "gated"), model: the repo
     HUB_ACCESS_REFUSED = "hub_access_refused"
+    # the Hub answered 404 for one file of a repository: "404 Client Error: Not Found for url: https://huggingface.co/
+    # <repo>/resolve/<revision>/<file>"; message: the file, model: the repo, label: the revision
+    HUB_FILE_MISSING = "hub_file_missing"
     # Python's pwd module has no user for the process's uid (OpenShift's random UIDs, `docker run --user N`):
     # "KeyError: 'getpwuid(): uid not found: 1000910000'"; message: the uid
     UID_WITHOUT_USER = "uid_without_user"
@@ -586,6 +589,9 @@ class LogEventKind(str, Enum):
     # transformers reading a .gguf file as a config: "It looks like the config file at '….gguf' is not a valid JSON
     # file."; message: the file
     GGUF_READ_AS_CONFIG = "gguf_read_as_config"
+    # the same words for a file that is no GGUF: the model's config.json (or another JSON file) does not parse;
+    # message: the file
+    CONFIG_NOT_JSON = "config_not_json"
     # transformers' GGUF reader looking up a metadata field the file lacks: "KeyError: 'general.name'"; message: the key
     GGUF_METADATA_MISSING = "gguf_metadata_missing"
     # vLLM's CPU KV offload creating its shared region: "Created mmap file /dev/shm/vllm_offload_<id>.mmap (17.18 GB)";
@@ -1438,6 +1444,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.TRANSFORMERS_BACKEND: ("message",),
     LogEventKind.REASONING_TAG: ("message",),
     LogEventKind.GGUF_READ_AS_CONFIG: ("message",),
+    LogEventKind.CONFIG_NOT_JSON: ("message",),
     LogEventKind.GGUF_METADATA_MISSING: ("message",),
     LogEventKind.KV_OFFLOAD_REGION: ("message", "shm_bytes"),
     LogEventKind.RENDEZVOUS_UNREACHABLE: ("message", "timeout_ms"),
@@ -1625,6 +1632,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ATTENTION_FALLBACK: ("message",),
     LogEventKind.ATTENTION_BACKEND: ("message",),
     LogEventKind.HUB_ACCESS_REFUSED: ("message", "model"),
+    LogEventKind.HUB_FILE_MISSING: ("message", "model", "label"),
     LogEventKind.UID_WITHOUT_USER: ("message",),
     LogEventKind.PASSWD_LOCKED: ("message",),
     LogEventKind.CACHE_NOT_WRITABLE: ("message", "component"),

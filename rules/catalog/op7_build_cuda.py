@@ -122,7 +122,8 @@ RULE_NO_TOOLKIT = Rule(
     needs=("events",),
     page=RulePage(
         checks="torch's `CUDA_HOME environment variable is not set. Please set it to your CUDA install root.` and "
-        "vLLM setup.py's `AssertionError: CUDA_HOME is not set`, outside a running vLLM's log.",
+        "vLLM setup.py's `AssertionError: CUDA_HOME is not set` (in 2023-24: `Cannot find CUDA_HOME. CUDA must be "
+        "available to build the package.`), outside a running vLLM's log.",
         why="pip is compiling vLLM (or a CUDA package) from source on a host without a toolkit: a wheel would need "
         "none, so why pip built is the question.",
         example="`AssertionError: CUDA_HOME is not set` pip-installing a vLLM fork's git branch on a machine without "
@@ -130,7 +131,7 @@ RULE_NO_TOOLKIT = Rule(
         fix="A released wheel; or a toolkit of PyTorch's CUDA with CUDA_HOME at it; or VLLM_TARGET_DEVICE for a "
         "host without NVIDIA GPUs.",
         limits="Which package pip was building is in pip's lines above, not in this one.",
-        references=["https://github.com/tenstorrent/tt-xla/issues/2338"],
+        references=["https://github.com/tenstorrent/tt-xla/issues/2338", "https://github.com/OpenBMB/MiniCPM/issues/6"],
     ),
 )
 

@@ -37,6 +37,12 @@ _ALWAYS_TOP_LEVEL = ("__version__", "LLM", "SamplingParams")
 # Python's own words (quoted names) for a module without one of them; vLLM's lazy __getattr__ (0.32) words its own
 # refusal without quotes: `module vllm has no attribute X`.
 _NO_ATTRIBUTE = re.compile(r"module 'vllm' has no attribute '(?P<name>" + "|".join(_ALWAYS_TOP_LEVEL) + ")'")
+# Python's words for a name a module of vLLM's lacks when code reads it as an attribute (`vllm.inputs.data` after
+# vLLM 0.19 moved that module, ray-project/ray#64275; `vllm.envs.is_set`, which older releases lack per Xinference's
+# maintainer, xorbitsai/inference#3903): the same question as the import's, asked without `from`.
+_MODULE_ATTRIBUTE = re.compile(r"module '(?P<module>vllm(?:\.\w+)+)' has no attribute '(?P<name>\w+)'")
+# A compiled extension anywhere in the dotted name (`vllm._C.ops`): what it lacks is OP-7.16's question.
+_COMPILED_PART = re.compile(r"\.(?:_\w*C|cumem_allocator)(?:\.|$)")
 _WHICH = 'python -c "import vllm; print(vllm.__spec__.origin, list(vllm.__path__))"'
 
 
@@ -53,6 +59,9 @@ def _read(event: LogEvent) -> Finding | None:
     absent = _NO_ATTRIBUTE.search(message) if event.exception == "AttributeError" else None
     if absent is not None:
         return _namespace(event, absent["name"], "vllm", where_known=False)
+    read = _MODULE_ATTRIBUTE.search(message) if event.exception == "AttributeError" else None
+    if read is not None and not _COMPILED_PART.search(f"{read['module']}.{read['name']}"):
+        return _other_release(event, read["name"], read["module"], uses="reads")
     found = _NAME.search(message) if event.exception == "ImportError" else None
     if found is None:
         return None
@@ -115,18 +124,19 @@ def _own_file(event: LogEvent, name: str, where: str) -> Finding:
     )
 
 
-def _other_release(event: LogEvent, name: str, module: str) -> Finding:
+def _other_release(event: LogEvent, name: str, module: str, uses: str = "imports") -> Finding:
+    """`uses`: how the code reached the name, `imports` (ImportError) or `reads` (an attribute of the module)."""
     importer = importer_of(event.code_file or "")
     own = importer is None and c.installed_package(event.code_file) == "vllm"
     if own:
-        title = f"vLLM's own code imports {name} from {module}, which the installed vLLM does not have: the "
+        title = f"vLLM's own code {uses} {name} from {module}, which the installed vLLM does not have: the "
         title += "installation mixes two vLLM releases"
     elif importer is not None:
-        title = f"{importer} imports {name} from {module}, which the installed vLLM does not have: {importer} was "
+        title = f"{importer} {uses} {name} from {module}, which the installed vLLM does not have: {importer} was "
         title += "written for another vLLM release"
     else:
-        title = f"{name} is not in the installed vLLM's {module}: the code importing it was written for another vLLM "
-        title += "release"
+        title = f"{name} is not in the installed vLLM's {module}: the code {uses[:-1]}ing it was written for another "
+        title += "vLLM release"
     place = "top-level package" if module == "vllm" else module
     return RULE_VLLM_NAME.finding(
         Severity.CRITICAL,
@@ -174,8 +184,9 @@ RULE_VLLM_NAME = Rule(
         checks="Python's `ImportError: cannot import name 'X' from 'vllm…' (<where>)`, read by its last words: "
         "`unknown location` (a namespace package), a file named vllm.py outside any package (`partially initialized "
         "module 'vllm'` included: a script named vllm.py importing from vllm), or vLLM's own module (with the "
-        "importing frame's package, when the traceback shows it); and `module 'vllm' has no attribute "
-        "'__version__'` (or 'LLM', 'SamplingParams'), which vLLM's package always has.",
+        "importing frame's package, when the traceback shows it); `module 'vllm' has no attribute "
+        "'__version__'` (or 'LLM', 'SamplingParams'), which vLLM's package always has; and `module 'vllm.X' has no "
+        "attribute 'Y'`, a name of a vLLM module read as an attribute.",
         why="Which `vllm` Python found decides the cause: a folder named vllm on the path, a file of your own named "
         "vllm.py, or a release whose module lacks the name the importing code was written for.",
         example="`ImportError: cannot import name 'LLM' from 'vllm' (unknown location)` after `pip install -e .` "
@@ -191,6 +202,7 @@ RULE_VLLM_NAME = Rule(
             "https://github.com/vllm-project/vllm-ascend/issues/5497",
             "https://github.com/KeplerC/robo2VLM/issues/3",
             "https://github.com/OpenBMB/MiniCPM/issues/236",
+            "https://github.com/xorbitsai/inference/issues/3903",
         ],
     ),
 )

@@ -238,7 +238,7 @@ def _shm(match: re.Match[str]) -> Fields:
 # A model repository in a Hub URL or message; not the Hub's own pages (docs/, api/, datasets/, settings/).
 _HUB_REPO = re.compile(
     r"(?:huggingface\.co/(?:api/models/)?(?!docs/|api/|datasets/|settings/|spaces/)|Access to model )"
-    r"(?P<repo>[\w.-]+/[\w.-]+)"
+    r"(?P<repo>[\w.-]+(?:/(?!resolve/)[\w.-]+)?)"  # a repository without a namespace (`gpt2`) ends at /resolve/
 )
 # What the Hub's refusal says, most specific first: the first of these the line holds is its reason.
 _HUB_REASONS = (
@@ -953,6 +953,16 @@ PATTERNS: tuple[Pattern, ...] = (
         r"https?://huggingface\.co/|Repository Not Found for url: https?://huggingface\.co/",
         _hub_refusal,
     ),
+    wording(  # the Hub answering 404 for one file of a repository at a revision (requests' raise_for_status, or
+        # huggingface_hub's EntryNotFoundError): the repository answered, the file is not on that branch (vllm PR #8501:
+        # HuggingFaceH4/gemma-2-2b-gkd's files are on another branch than main, and the OpenAI server took no
+        # --revision then); a whole repository not found is HUB_ACCESS_REFUSED's words
+        ("Not Found for url: https://huggingface.co/", "Entry Not Found for url"),
+        K.HUB_FILE_MISSING,
+        r"(?<!Repository )(?:404 Client Error: Not Found|Entry Not Found) for url: https?://huggingface\.co/"
+        r"(?P<repo>[\w.-]+(?:/(?!resolve/)[\w.-]+)?)/resolve/(?P<revision>[^/\s]+)/(?P<file>[^\s'\")]+?)\.?(?=$|[\s'\")])",
+        lambda m: {"message": m["file"], "model": m["repo"], "label": m["revision"]},
+    ),
     wording(  # Python's pwd.getpwuid, through getpass.getuser() (torch's inductor cache directory, among others)
         ("getpwuid(): uid not found",),
         K.UID_WITHOUT_USER,
@@ -1058,6 +1068,13 @@ PATTERNS: tuple[Pattern, ...] = (
         ("is not a valid JSON file",),
         K.GGUF_READ_AS_CONFIG,
         r"config file at '(?P<path>[^']+\.gguf)' is not a valid JSON file",
+        lambda m: {"message": m["path"]},
+    ),
+    wording(  # transformers reading a model's config file that is not JSON: empty (microsoft/OmniParser#130: the
+        # repository's own config.json is 0 bytes), cut short, or something else saved under its name
+        ("is not a valid JSON file",),
+        K.CONFIG_NOT_JSON,
+        r"config file at '(?P<path>[^']+)' is not a valid JSON file",
         lambda m: {"message": m["path"]},
     ),
     wording(  # vLLM's CPU KV offload creating its region in /dev/shm (v1/kv_offload/cpu/shared_offload_region.py)

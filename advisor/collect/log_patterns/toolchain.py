@@ -182,11 +182,14 @@ PATTERNS: tuple[Pattern, ...] = (
         lambda m: {"version": m["toolkit"], "cuda_required": m["torch"]},
     ),
     wording(  # a build of CUDA code with no toolkit: torch's extension builder (cpp_extension.py, for a source build or
-        # a JIT one) and vLLM's setup.py of the CUDA target (tenstorrent/tt-xla#2338, a fork built without CUDA)
-        ("CUDA_HOME environment variable is not set", "CUDA_HOME is not set"),
+        # a JIT one) and vLLM's setup.py of the CUDA target (tenstorrent/tt-xla#2338, a fork built without CUDA); the
+        # setup.py of 2023-24 said it as a RuntimeError (`pip install vllm` on a Mac, OpenBMB/MiniCPM#6; on an AMD
+        # Radeon 780M, vllm#2493)
+        ("CUDA_HOME environment variable is not set", "CUDA_HOME is not set", "Cannot find CUDA_HOME"),
         K.BUILD_NO_CUDA_HOME,
         r"(?P<torch>CUDA_HOME environment variable is not set)\. Please set it to your CUDA install root"
-        r"|AssertionError: (?P<setup>CUDA_HOME is not set)$",
+        r"|AssertionError: (?P<setup>CUDA_HOME is not set)$"
+        r"|(?P<setup_then>Cannot find CUDA_HOME\. CUDA must be available to build the package)",
         lambda m: {"message": m.group(0), "component": "torch" if m["torch"] else "vLLM's setup.py"},
     ),
     wording(  # FlashInfer's JIT (jit/cpp_ext.py) when neither CUDA_HOME nor /usr/local/cuda holds a compiler; and the

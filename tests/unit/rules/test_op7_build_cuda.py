@@ -38,6 +38,15 @@ def test_vllms_setup_without_a_toolkit_says_why_pip_built_and_the_ways_out():
     assert "released vLLM wheel" in top.actions[0] and "VLLM_TARGET_DEVICE=cpu" in top.actions[1]
 
 
+def test_the_setup_of_2023_said_it_as_a_runtime_error_and_a_paste_in_other_words_around_it_is_read():
+    # OpenBMB/MiniCPM#6, verbatim: `pip install vllm` on a Mac; vLLM had no Apple silicon build then (its maintainer)
+    top = evaluate(
+        _facts(["安装vllm会提示 `Cannot find CUDA_HOME. CUDA must be available to build the package`"])
+    ).findings[0]
+    assert top.rule == "OP-7.120" and top.title.startswith("vLLM's build found no CUDA toolkit")
+    assert any("On a host with no NVIDIA GPU" in action for action in top.actions)
+
+
 def test_torchs_words_in_a_running_vllms_log_are_a_jit_build_not_an_install():
     words = "OSError: CUDA_HOME environment variable is not set. Please set it to your CUDA install root."
     [alone] = op7_build_cuda.RULE_NO_TOOLKIT.evaluate(_facts([words]))

@@ -100,3 +100,20 @@ def test_vllm_0_4s_unloaded_ops_name_is_the_compiled_extension_that_did_not_load
     top = evaluate(facts).findings[0]
     assert top.rule == "OP-7.16" and "vllm._C" in top.title
     assert "Failed to import from vllm._C" in top.actions[0]
+
+
+def test_a_name_a_vllm_module_lacks_read_as_its_attribute_is_code_written_for_another_release():
+    # ray-project/ray#64275, verbatim: Ray Data LLM reading vllm.inputs.data, a module vLLM 0.19 moved (the reporter)
+    top = evaluate(_facts(["AttributeError: module 'vllm.inputs' has no attribute 'data'"])).findings[0]
+    assert top.rule == "OP-7.67" and top.title == (
+        "data is not in the installed vLLM's vllm.inputs: the code reading it was written for another vLLM release"
+    )
+    # xorbitsai/inference#3903, verbatim (without its class): an older vLLM lacks vllm.envs.is_set (its maintainer)
+    older = evaluate(_facts(["module 'vllm.envs' has no attribute 'is_set'"])).findings[0]
+    assert older.rule == "OP-7.67" and "Install the vLLM release" in older.actions[0]
+    # a compiled extension's missing op is OP-7.16's question, not this one
+    compiled = evaluate(_facts(["AttributeError: module 'vllm._C' has no attribute 'ops'"])).findings
+    assert not compiled or compiled[0].rule != "OP-7.67"
+    # huggingface/text-generation-inference#1945, verbatim: an op of the compiled extension, deeper in its name
+    ops = evaluate(_facts(["AttributeError: module 'vllm._C.ops' has no attribute 'moe_align_block_size'"])).findings
+    assert not ops or ops[0].rule != "OP-7.67"
