@@ -6,7 +6,8 @@ as the line a person would copy: a raised or asserted message as `Class: words`,
 header at its level (with the file it is logged in), an HTTP answer as vLLM's JSON error body; its fields are
 filled with a placeholder. The figure is the share whose top finding exists, by kind, and which rules answer.
 A logged warning that names nothing to change and says nothing failed is advice: "no finding" is its right answer,
-so the warning row is read against its failing words too.
+so the warning row is read against its failing words too. A wordless assert (kind `check`) is pasted as the source
+line a traceback prints above its bare AssertionError.
 
     .venv/bin/python benchmarks/catalog_alone.py                     # vLLM 0.32's messages, this checkout
     .venv/bin/python benchmarks/catalog_alone.py --baseline 8099df9  # and at that commit, same run
@@ -41,7 +42,9 @@ def pasted_lines(release: str = DEFAULT_RELEASE) -> list[tuple[dict, str]]:
             continue
         words = _FIELD.sub(PLACEHOLDER, entry["message"]).split("\n")[0]
         kind = entry["kind"]
-        if kind in ("raise", "assert"):
+        if kind == "check":  # a wordless assert: its statement as a traceback's source line, braces and all
+            line = f"    {entry['message']}"
+        elif kind in ("raise", "assert"):
             line = f"{entry.get('exception') or 'AssertionError'}: {words}"
         elif kind == "log":
             header = _LEVEL_HEADER.get(entry.get("level") or "warning", "WARNING")

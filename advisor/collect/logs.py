@@ -562,9 +562,18 @@ def _catalog_matches(text: str, exception: tuple[str, str] | None) -> list[Catal
 
 
 def _after_assertion_class(text: str, match: CatalogMatch) -> bool:
-    """Whether the words stand right after `AssertionError:` inside another error (a serving framework's `load
-    failed …: Internal: AssertionError: Error in memory profiling…`, triton-inference-server/vllm_backend PR #39)."""
-    return text[: match.span[0]].rstrip().endswith("AssertionError:")
+    """Whether the words stand as an AssertionError's inside another error: right after `AssertionError:` (a serving
+    framework's `load failed …: Internal: AssertionError: Error in memory profiling…`, triton-inference-server/
+    vllm_backend PR #39), or quoted by vLLM's executor, which repeats a worker's exception by its words alone
+    (`Worker failed with error 'use_fp4_indexer_cache requires Blackwell datacenter GPUs …'`, vllm-project/recipes
+    PR #760)."""
+    before = text[: match.span[0]].rstrip()
+    return before.endswith("AssertionError:") or before.endswith(_WORKER_QUOTES)
+
+
+# vLLM's executor quoting a worker's exception by its str(), which for an AssertionError is its words alone
+# (v1/executor/multiproc_executor.py: `Worker failed with error '{e}', please check the stack trace above …`)
+_WORKER_QUOTES = "Worker failed with error '"
 
 
 def _wordless_check(text: str, exception: tuple[str, str] | None, frames: list[Frame]) -> list[CatalogMatch]:

@@ -467,6 +467,19 @@ REMEDIES: tuple[Remedy, ...] = (
         action="Turn off multi-step scheduling while clients can cancel requests: drop --num-scheduler-steps (one "
         "step per schedule); the maintainers did not yet recommend multi-step in production (vllm#8016).",
     ),
+    Remedy(  # vllm/v1/attention/backends/mla/indexer.py (0.20-0.27): the FP4 indexer cache's kernels are data-center
+        # Blackwell's (sm_10x) only; vllm-project/recipes PR #760 dropped the setting from DeepSeek-V4-Flash's command
+        # for RTX PRO 6000 (sm_120), which met this check
+        "use_fp4_indexer_cache requires Blackwell datacenter GPUs",
+        "--attention-config.use_fp4_indexer_cache",
+        "flag",
+        "",
+        "the FP4 indexer cache has kernels for data-center Blackwell (sm_10x: B200, GB200) only; this GPU needs the "
+        "default indexer cache",
+        action="Take use_fp4_indexer_cache out of the attention config (`--attention-config.use_fp4_indexer_cache`, "
+        "or its key in `--attention-config '{…}'`): vllm-project/recipes PR #760 did so for RTX PRO 6000 (sm_120), "
+        "and dropped the MoE backend that is likewise sm_100-only with it.",
+    ),
     Remedy(  # vllm/transformers_utils/tokenizers/mistral.py: --tokenizer-mode mistral on a repository without its files
         "Make sure that a Mistral tokenizer is present",
         "--tokenizer-mode",

@@ -924,3 +924,16 @@ def test_an_assertion_quoted_inside_another_error_is_vllms_check_with_its_remedy
     # the same words as someone's sentence, not after `AssertionError:`, are not the assertion
     said = evaluate(Facts(events=parse_lines(["Error in memory profiling. This happens when the GPU memory"]).events))
     assert not any(f.title.startswith("vLLM's internal check failed") for f in said.findings)
+
+
+def test_an_assertion_vllms_executor_quotes_from_a_worker_is_the_assert_with_its_remedy():
+    # vllm-project/recipes PR #760, verbatim (the paste lost the R of RuntimeError): DeepSeek-V4-Flash on RTX PRO 6000
+    top = _top(
+        "untimeError: Worker failed with error 'use_fp4_indexer_cache requires Blackwell datacenter GPUs (sm_10x, e.g. "
+        "B200/GB200); sm_120 (consumer Blackwell) and earlier architectures are not supported.', please check the "
+        "stack trace above for the root cause"
+    )
+    assert top.rule == "VC-1" and "mla/indexer.py" in top.title
+    change = top.changes[0]
+    assert (change.flag, change.proposed) == ("--attention-config.use_fp4_indexer_cache", "")
+    assert "recipes PR #760" in top.actions[0]

@@ -66,6 +66,9 @@ LATER = (
     "fiftyfourth",
     "fiftyfifth",
     "fiftysixth",
+    "fiftyseventh",
+    "fiftyeighth",
+    "fiftyninth",
 )
 # Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time,
 # the eighth, 30 from each of the two collectors (of four) that added any, and the ninth, 30 from three collectors
@@ -94,7 +97,9 @@ LATER = (
 # know yet, and were dropped), the fifty-second, 5, 9 and 14 from three with 25 each, and the fifty-third, 9, 8, 28,
 # 15, 5 and 10 from six with 60 each, which stopped well inside their budgets, and the fifty-fourth, 1, 19, 16, 14, 20
 # and 20 from six with 50 each, the fifty-fifth, 14, 10, 20, 20, 16 and 18 from six with 50 each, and the fifty-sixth,
-# 5, 5, 7, 5, 5 and 3 from six whose session's search budget ran out under them.
+# 5, 5, 7, 5, 5 and 3 from six whose session's search budget ran out under them, the fifty-seventh (a later
+# session's), 20, 23, 20 and 23 from four with 80 each, the fifty-eighth, 20, 20, 7 and 21 from four with 80 each,
+# and the fifty-ninth, 20 and 2 from two with 60 each.
 ROWS = dict.fromkeys(LATER, 100) | {
     "seventh": 57,
     "eighth": 60,
@@ -146,6 +151,9 @@ ROWS = dict.fromkeys(LATER, 100) | {
     "fiftyfourth": 90,
     "fiftyfifth": 98,
     "fiftysixth": 30,
+    "fiftyseventh": 86,
+    "fiftyeighth": 68,
+    "fiftyninth": 22,
 }
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
