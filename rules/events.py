@@ -520,7 +520,8 @@ class LogEventKind(str, Enum):
     # message: why ("no_access", "no_token", "fine_grained", "bad_token", "not_found", "gated"), model: the repo
     HUB_ACCESS_REFUSED = "hub_access_refused"
     # the Hub answered 404 for one file of a repository: "404 Client Error: Not Found for url: https://huggingface.co/
-    # <repo>/resolve/<revision>/<file>"; message: the file, model: the repo, label: the revision
+    # <repo>/resolve/<revision>/<file>"; message: the file, model: the repo, label: the revision, component: "entry"
+    # (huggingface_hub: the file is missing), "revision" (the revision is) or "status" (requests: the repository may be)
     HUB_FILE_MISSING = "hub_file_missing"
     # Python's pwd module has no user for the process's uid (OpenShift's random UIDs, `docker run --user N`):
     # "KeyError: 'getpwuid(): uid not found: 1000910000'"; message: the uid
@@ -1632,7 +1633,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ATTENTION_FALLBACK: ("message",),
     LogEventKind.ATTENTION_BACKEND: ("message",),
     LogEventKind.HUB_ACCESS_REFUSED: ("message", "model"),
-    LogEventKind.HUB_FILE_MISSING: ("message", "model", "label"),
+    LogEventKind.HUB_FILE_MISSING: ("message", "model", "label", "component"),
     LogEventKind.UID_WITHOUT_USER: ("message",),
     LogEventKind.PASSWD_LOCKED: ("message",),
     LogEventKind.CACHE_NOT_WRITABLE: ("message", "component"),

@@ -13,8 +13,9 @@ Every `raise SomeError(<message>)`, every `logger.<warning|error|critical|except
 warning_once|error_once>(<message>, *args)`, every `create_error_response(<message>, err_type=…)` (the
 OpenAI server's HTTP error body, `kind: response`) and every `assert <check>, <message>` (an internal check
 that fails as AssertionError, `kind: assert`) becomes a regular expression, and so does every wordless
-`assert <check>` written on one line in at most three files of a release (`kind: check`: its statement, which is
-all a traceback shows of it above a bare AssertionError). Literal text is escaped,
+`assert <check>` written on one line in at most four files of every release that has it (`kind: check`: its
+statement, which is all a traceback shows of it above a bare AssertionError; not a check of one plain name, `assert x
+is not None`, and not vLLM's vendored FlashAttention's). Literal text is escaped,
 each variable part a named group (`{self.max_model_len}` -> `(?P<max_model_len>.+?)`; the last
 group is greedy, `.+`, so re.search over a pasted line does not cut that value short). Each entry
 records the exception class or log level, the file and line within vllm/, the CLI flags and
@@ -643,7 +644,7 @@ def extract_from_source(source: str, path: str, engine_fields: Iterable[str] = (
     for node, scope in _walk_with_scopes(ast.parse(source)):
         if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
             raised.add(id(node.exc))
-        site = _message_site(node, raised) or _bare_check(node, source)
+        site = _message_site(node, raised) or (None if path.startswith(VENDORED) else _bare_check(node, source))
         if site is None:
             continue
         entry, message, extra_args = site
@@ -679,9 +680,17 @@ def _bare_check(node: ast.AST, source: str) -> tuple[dict[str, Any], ast.expr, l
     if not isinstance(node, ast.Assert) or node.msg is not None:
         return None
     statement = ast.get_source_segment(source, node)
-    if statement is None or "\n" in statement:
+    if statement is None or "\n" in statement or ANYONES_CHECK.match(statement):
         return None
     return {"kind": "check", "exception": "AssertionError"}, ast.Constant(statement), []
+
+
+# A check of one plain name (`assert x is not None`, `assert not success`): anyone's code says the same, so the
+# statement says nothing of where it failed.
+ANYONES_CHECK = re.compile(r"^assert\s+(?:not\s+)?\(?\w+\)?(?:\s+is\s+(?:not\s+)?None)?$")
+# vLLM's vendored FlashAttention (vllm/vllm_flash_attn/): its asserts are upstream flash-attn's, which other programs
+# run word for word.
+VENDORED = ("vllm/vllm_flash_attn/",)
 
 
 # The names of exception classes by Python's convention: what a call builds when it builds an exception to raise.
@@ -907,22 +916,28 @@ def extract_version(minor: str, release: str, wheel: Path, jobs: int) -> Version
             unparsed[path] = found
         else:
             entries += found
-    entries = placeable_checks(entries)
     return VersionResult(minor, release, len(sources), entries, unparsed, len(fields), classes, wheel_extras(wheel))
 
 
-# A wordless check written in more files of one release than this (`assert intermediate_tensors is not None`, in
-# 111 model files of 0.32) tells a person nothing about where it failed: not kept.
-MAX_CHECK_FILES = 3
+# A wordless check written in more files of one release than this (`assert intermediate_tensors is not None`, in 111
+# model files of 0.32) tells a person nothing about where it failed: not kept in any release, so an early release
+# where three files held it does not claim it either. Counted per release, not per minor, and four, not fewer: 0.8's
+# LoRA kernels held `assert token_lora_mapping.size(0) == M` in lora_expand.py, lora_shrink.py and their renamed
+# lora_expand_op.py and lora_shrink_op.py at once, one component (three threads pasted it alone).
+MAX_CHECK_FILES = 4
 
 
-def placeable_checks(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The release's entries less the wordless checks (kind `check`) that too many of its files hold."""
-    files_of: dict[str, set[str]] = {}
-    for entry in entries:
-        if entry["kind"] == "check":
-            files_of.setdefault(entry["pattern"], set()).add(entry["file"])
-    return [e for e in entries if e["kind"] != "check" or len(files_of[e["pattern"]]) <= MAX_CHECK_FILES]
+def placeable_checks(results: list[VersionResult]) -> None:
+    """Drop from every release the wordless checks (kind `check`) that more than MAX_CHECK_FILES files of any one
+    release hold."""
+    files_of: dict[tuple[str, str], set[str]] = {}
+    for result in results:
+        for entry in result.entries:
+            if entry["kind"] == "check":
+                files_of.setdefault((result.release, entry["pattern"]), set()).add(entry["file"])
+    crowded = {pattern for (_, pattern), files in files_of.items() if len(files) > MAX_CHECK_FILES}
+    for result in results:
+        result.entries = [e for e in result.entries if e["kind"] != "check" or e["pattern"] not in crowded]
 
 
 def entry_key(entry: dict[str, Any]) -> tuple[str, str, str]:
@@ -1203,6 +1218,7 @@ def main(argv: list[str] | None = None) -> int:
     if not results:
         print("error: no version was extracted; nothing written", file=sys.stderr)
         return 2
+    placeable_checks(results)
     entries = merge(results)
     engine_args = merge_engine_args(results)
     header = build_header(results, entries, skipped, failed)

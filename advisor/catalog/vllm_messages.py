@@ -87,7 +87,7 @@ class CatalogMatch:
             exception=entry.get("exception"),
             level=entry.get("level"),
             kind=entry.get("kind"),
-            also_in=sorted({p["file"] for p in entry["places"]} - {place["file"]}) if entry["kind"] == "check" else [],
+            also_in=_also_in(entry, place, release) if entry.get("kind") == "check" else [],
             phase=entry["phase"],
             flags=list(entry["flags"]),
             env=list(entry["env"]),
@@ -104,9 +104,9 @@ class MessageCatalog:
         # A wordless check is known by its whole statement (`check`), never looked for inside another line's words:
         # `assert x is not None` is anyone's code.
         self._checks: dict[str, dict[str, Any]] = {
-            _statement(entry["message"]): entry for entry in entries if entry["kind"] == "check"
+            check_statement(entry["message"]): entry for entry in entries if entry.get("kind") == "check"
         }
-        self.entries: list[dict[str, Any]] = [entry for entry in entries if entry["kind"] != "check"]
+        self.entries: list[dict[str, Any]] = [entry for entry in entries if entry.get("kind") != "check"]
         self.header: dict[str, Any] = document["header"]
         # (class, field) -> the minors whose EngineArgs / AsyncEngineArgs declares the field
         self._engine_args: dict[tuple[str, str], list[str]] = {
@@ -167,7 +167,7 @@ class MessageCatalog:
     def check(self, statement: str) -> CatalogMatch | None:
         """The wordless assert of vLLM's whose statement this is (`assert token_lora_mapping.size(0) == M`, as a
         traceback prints it above a bare AssertionError), else None."""
-        entry = self._checks.get(_statement(statement))
+        entry = self._checks.get(check_statement(statement))
         if entry is None:
             return None
         chars = len(entry["message"])
@@ -356,9 +356,23 @@ def _loose_backticks(pattern: str) -> str:
     return pattern.replace("`", "`?")
 
 
-def _statement(text: str) -> str:
-    """A statement with its runs of white space as one space: a paste may reflow them."""
-    return " ".join(text.split())
+# A comment after a statement (`assert n > 0  # a comment`), which a traceback prints with the line and the catalog's
+# statement does not hold; a `#` followed by a quote may be inside a string, and is left.
+_TRAILING_COMMENT = re.compile(r"\s+#[^'\"]*$")
+
+
+def check_statement(text: str) -> str:
+    """A wordless check's statement as the catalog keys it: without a trailing comment, its runs of white space
+    as one space (a paste may reflow them)."""
+    return " ".join(_TRAILING_COMMENT.sub("", text).split())
+
+
+def _also_in(entry: dict[str, Any], place: dict[str, Any], release: str | None) -> list[str]:
+    """The other files that hold a wordless check's statement: with the server's release known, those of that
+    release only (0.12's LoRA kernels, not 0.8's files of other names)."""
+    minor = _minor(release)[:2] if release else ()
+    places = [p for p in entry.get("places", ()) if not minor or _minor(p["first"]) <= minor <= _minor(p["last"])]
+    return sorted({p["file"] for p in places} - {place["file"]})
 
 
 @cache

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from advisor.catalog.vllm_messages import CatalogMatch, message_catalog
+from advisor.catalog.vllm_messages import CatalogMatch, check_statement, message_catalog
 from advisor.collect import refused_names
 from advisor.collect.log_patterns import candidates
 from advisor.collect.log_transport import carried_lines
@@ -503,7 +503,8 @@ def _error_event(
 ) -> LogEvent | None:
     """A line no wording knows, if it is an error or a warning: the vLLM message its catalog holds, or the
     exception it names (an unplaced error); None for anything else, and for a message already seen."""
-    text = message.strip()
+    text = message.strip().replace("\\`", "`")  # a backtick escaped for Markdown (`\\`vllm serve\\``) is one
+    _note_pytest(text, state, result)
     if _starts_traceback(text, piece.text, line_no, state, result):
         return None
     if not text or state.level in _QUIET_LEVELS or text.startswith(_QUIET_PREFIXES):
@@ -534,11 +535,10 @@ def _error_event(
         return LogEvent(kind=LogEventKind.RPC_TIMEOUT, message=exception[0], **common)
     matches = _catalog_matches(text, exception)
     if matches:
-        return _catalog_once(matches[0], text, exception, phase, common, state, result)
-    checks = _wordless_check(text, exception, frames)
-    if checks:  # the bare AssertionError Python prints under the statement is this error too (`_read_from_its_assert`)
-        event = _catalog_once(checks[0], text, exception, phase, common, state, result)
-        state.untraced, state.untraced_piece = event, state.pieces
+        first = _logged_there_first(matches, state.logged_in or _header_file(text))[0]
+        return _catalog_once(first, text, exception, phase, common, state, result)
+    read, event = _read_check(text, exception, frames, code, (phase, common), state, result)
+    if read:
         return event
     is_error = exception is not None or state.level in ("ERROR", "CRITICAL", "WARNING", "WARN")
     result.unplaced_lines += is_error
@@ -561,6 +561,29 @@ def _catalog_matches(text: str, exception: tuple[str, str] | None) -> list[Catal
     return matches
 
 
+# A logger's `[file.py:N]` in a line whose header is not vLLM's whole one (`WARNING [argparse_utils.py:257] …`)
+_HEADER_FILE = re.compile(r"\[(?P<file>\w+\.py):\d+\]")
+
+
+def _header_file(text: str) -> str | None:
+    found = _HEADER_FILE.search(text)
+    return found["file"] if found else None
+
+
+def _logged_there_first(matches: list[CatalogMatch], logged_in: str | None) -> list[CatalogMatch]:
+    """The matches in their order (whole before cut, the most literal text first), and among equals the one said in
+    the file the line's header names: a paste cut inside words that a release raised in one file and a later one logs
+    in another (`[argparse_utils.py:257] With \\`vllm serve\\`, you should provide…`) is the logged one."""
+    named = logged_in.split(":", 1)[0].rsplit("/", 1)[-1] if logged_in else ""
+    if not named:
+        return matches
+
+    def said_there(match: CatalogMatch) -> bool:
+        return any(place["file"].rsplit("/", 1)[-1] == named for place in match.entry.get("places", ()))
+
+    return sorted(matches, key=lambda m: (m.partial, -m.literal_chars, not said_there(m)))
+
+
 def _after_assertion_class(text: str, match: CatalogMatch) -> bool:
     """Whether the words stand as an AssertionError's inside another error: right after `AssertionError:` (a serving
     framework's `load failed …: Internal: AssertionError: Error in memory profiling…`, triton-inference-server/
@@ -576,16 +599,73 @@ def _after_assertion_class(text: str, match: CatalogMatch) -> bool:
 _WORKER_QUOTES = "Worker failed with error '"
 
 
-def _wordless_check(text: str, exception: tuple[str, str] | None, frames: list[Frame]) -> list[CatalogMatch]:
+def _read_check(
+    text: str,
+    exception: tuple[str, str] | None,
+    frames: list[Frame],
+    code: str | None,
+    where: tuple[str, dict],
+    state: _ParseState,
+    result: LogReadResult,
+) -> tuple[bool, LogEvent | None]:
+    """(whether the line was read as vLLM's wordless check, its event: None for a repeat). The bare AssertionError
+    Python prints under the statement is the same error (`_read_from_its_assert`); a traceback that places the same
+    statement takes back an earlier reading of it (`_retract_checks`)."""
+    checks = _wordless_check(text, exception, frames, state)
+    if not checks:
+        if exception is not None and exception[0] == "AssertionError" and frames and code:
+            _retract_checks(code, result)
+        return False, None
+    phase, common = where
+    event = _catalog_once(checks[0], text, exception, phase, common, state, result)
+    state.untraced, state.untraced_piece = event or state.untraced, state.pieces  # a repeat: the first one
+    return True, event
+
+
+def _wordless_check(
+    text: str, exception: tuple[str, str] | None, frames: list[Frame], state: _ParseState
+) -> list[CatalogMatch]:
     """vLLM's wordless assert, known by its statement, where no traceback places it: the line itself (`assert
     token_lora_mapping.size(0) == M`, a traceback's source line pasted alone) or an AssertionError whose words are
     that statement. Under a traceback the frames say where it ran (an unplaced error read with them); the same
-    statement in another package's code is not vLLM's."""
+    statement in another package's code is not vLLM's, and one under pytest's location line is a test's."""
     if frames or (exception is not None and exception[0] != "AssertionError"):
+        return []
+    if state.pytest_piece and state.pytest_piece == state.pieces - 1:
         return []
     said = text if exception is None else exception[1]
     found = message_catalog().check(said) if said.startswith("assert ") else None
     return [found] if found else []
+
+
+def _retract_checks(code: str, result: LogReadResult) -> None:
+    """A traceback whose last frame printed a statement read earlier as vLLM's wordless check (pasted as a title above
+    it): its frames say where that statement ran, in vLLM or not, so the earlier reading is dropped."""
+    said = check_statement(code)
+    kept = [
+        event
+        for event in result.events
+        if not (event.catalog and event.catalog.kind == "check" and check_statement(event.catalog.template) == said)
+    ]
+    result.catalog_messages -= len(result.events) - len(kept)
+    result.events = kept
+
+
+def _note_pytest(text: str, state: _ParseState, result: LogReadResult) -> None:
+    """pytest's output around a failing statement: its location line above it (`--tb=short`: `pkg/loader.py:40: in
+    load`) and its failure line right under it (`E       AssertionError: …`); the statement is a test's or a
+    package's, not vLLM's, so a check read from it is dropped."""
+    if _PYTEST_LOCATION.match(text):
+        state.pytest_piece = state.pieces
+    elif _PYTEST_FAILURE.match(text) and state.untraced is not None and state.untraced_piece == state.pieces - 1:
+        if state.untraced.catalog is not None and state.untraced.catalog.kind == "check":
+            result.events = [event for event in result.events if event is not state.untraced]
+            result.catalog_messages -= 1
+            state.untraced = None
+
+
+_PYTEST_LOCATION = re.compile(r"^[\w./\\-]+\.py:\d+: in \w+$")
+_PYTEST_FAILURE = re.compile(r"^E\s{2,}\S")
 
 
 def _catalog_once(
@@ -730,6 +810,9 @@ def _catalog_event(ref: CatalogRef, text: str, exception: str | None, phase: str
     them raised, whatever that entry is."""
     if exception is not None and ref.exception is None and _opens_with_class(text, exception):
         ref = ref.model_copy(update={"exception": exception, "kind": "raise", "level": None})
+    elif exception is None and ref.kind == "raise" and (common.get("level") in ("WARNING", "WARN") or _WARNS(text)):
+        # the same words logged at warning (vLLM warns, and raises only under a strict check): the header says which
+        ref = ref.model_copy(update={"exception": None, "kind": "log", "level": "warning"})
     return LogEvent(
         kind=LogEventKind.VLLM_MESSAGE,
         message=text,
@@ -741,6 +824,10 @@ def _catalog_event(ref: CatalogRef, text: str, exception: str | None, phase: str
         accepted_instead=refused_names.accepted_instead(ref),
         **common,
     )
+
+
+# A line that opens with its level where no full vLLM header was read (`WARNING [envs.py:2057] …`)
+_WARNS = re.compile(r"^\W*WARN(?:ING)?\b").match
 
 
 def _opens_with_class(text: str, cls: str) -> bool:
@@ -1012,6 +1099,7 @@ class _ParseState:
     untraced: LogEvent | None = None
     untraced_piece: int = 0
     traceback_piece: int = 0
+    pytest_piece: int = 0  # the logical line pytest's last location line (`pkg/x.py:40: in f`) was on
     pieces: int = 0  # the logical lines read so far (a carrier may split one line in two physical ones)
 
 

@@ -44,6 +44,22 @@ _IB_SOCKETS = (
     "between nodes, but it starts); keep it only as a stopgap."
 )
 # ncclGetErrorString's words, as torch prints them after `NCCL error in: <file>:<line>, `.
+# NCCL's NVLS transport (NVLink SHARP: multicast memory through an HGX/DGX system's NVSwitches) failing its CUDA
+# setup, as NCCL_DEBUG's WARN line names its file (`transport/nvls.cc:246 NCCL WARN Cuda failure 3 'initialization
+# error'`, vllm#9369: every TP above 1 on one host failed); NCCL_NVLS_ENABLE is NCCL's documented switch for it
+_NVLS = NcclResult(
+    "NVLS setup failed",
+    "NCCL's NVLink SHARP transport (multicast memory through the NVSwitches) could not be set up",
+    (
+        "Set NCCL_NVLS_ENABLE=0 in the server's environment: NCCL leaves NVLS out and all-reduces with its "
+        "other algorithms over NVLink (ring, tree), which need no multicast.",
+        "NVLS needs the NVSwitch fabric up: on an HGX or DGX host `systemctl status nvidia-fabricmanager`, and "
+        "`nvidia-smi -q | grep -A2 -i fabric` showing its state Completed; a VM or container may not allow "
+        "multicast memory at all, where NVLS stays off.",
+    ),
+)
+
+
 RESULTS: dict[str, NcclResult] = {
     # CUDA's cudaErrorPeerAccessUnsupported (217) as the "Last error:" under NCCL's result (`Cuda failure 217 'peer
     # access is not supported between these two devices'`, from NCCL's transport/shm.cc): the cause itself, read
@@ -62,20 +78,9 @@ RESULTS: dict[str, NcclResult] = {
     ),
     # NCCL's own words under the result, when its init check found two ranks on one GPU (ncclInvalidUsage; an
     # older NCCL reported it as an internal error): the cause itself, so it is read first.
-    # NCCL's NVLS transport (NVLink SHARP: multicast memory through an HGX/DGX system's NVSwitches) failing its CUDA
-    # setup, as NCCL_DEBUG's WARN line names its file (`transport/nvls.cc:246 NCCL WARN Cuda failure 3 'initialization
-    # error'`, vllm#9369: every TP above 1 on one host failed); NCCL_NVLS_ENABLE is NCCL's documented switch for it
-    "transport/nvls.cc": NcclResult(
-        "NVLS setup failed",
-        "NCCL's NVLink SHARP transport (multicast memory through the NVSwitches) could not be set up",
-        (
-            "Set NCCL_NVLS_ENABLE=0 in the server's environment: NCCL leaves NVLS out and all-reduces with its "
-            "other algorithms over NVLink (ring, tree), which need no multicast.",
-            "NVLS needs the NVSwitch fabric up: on an HGX or DGX host `systemctl status nvidia-fabricmanager`, and "
-            "`nvidia-smi -q | grep -A2 -i fabric` showing its state Completed; a VM or container may not allow "
-            "multicast memory at all, where NVLS stays off.",
-        ),
-    ),
+    "transport/nvls.cc": _NVLS,
+    # the same transport's WARN pasted without its file (`Failed to bind NVLink SHARP (NVLS) Multicast memory`)
+    "failed to bind nvlink sharp": _NVLS,
     "duplicate gpu detected": NcclResult(
         "ncclInvalidUsage",
         "two ranks of one NCCL group are on the same GPU (Duplicate GPU detected)",

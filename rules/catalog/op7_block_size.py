@@ -22,29 +22,41 @@ from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severit
 # `TORCH_CHECK(false, "Unsupported block size: ", block_size)`)
 KERNEL_BLOCK_SIZES = (8, 16, 32)
 PROPOSED_BLOCK_SIZE = 16
-UNSUPPORTED_BLOCK_SIZE = re.compile(r"\bUnsupported block size: (?P<size>\d+)\b")
+# The check's words ending the line: with more words after the size (`Unsupported block size: 64 for FP8 block
+# quantization`) it is another check's
+UNSUPPORTED_BLOCK_SIZE = re.compile(r"\bUnsupported block size: (?P<size>\d+)[\s.'\")\]]*$")
 
 
 def _block_size_finding(facts: Facts, event: LogEvent, found: re.Match[str]) -> Finding:
-    size = found["size"]
+    """Sure of --block-size when the server's configuration says it is that size; else the kernel's words alone, which
+    other kernels' checks of their own (thread) block sizes share: the change is offered, not made."""
+    size = int(found["size"])
     sizes = ", ".join(str(s) for s in KERNEL_BLOCK_SIZES[:-1]) + f" and {KERNEL_BLOCK_SIZES[-1]}"
+    configured = facts.config is not None and facts.config.block_size == size
+    proposed = PROPOSED_BLOCK_SIZE if size != PROPOSED_BLOCK_SIZE else KERNEL_BLOCK_SIZES[-1]
+    change = ConfigChange(
+        flag="--block-size",
+        current=str(size),
+        proposed=str(proposed),
+        reason=f"a size every CUDA paged-attention kernel of vLLM's is compiled for ({sizes})",
+        cost="none to speak of: the KV cache is paged in smaller blocks",
+    )
+    title = f"vLLM's paged-attention kernel has no variant for KV-cache blocks of {size} tokens: --block-size {size}"
+    if not configured:
+        title = f"a kernel refused a block size of {size}: if it is --block-size, vLLM's paged-attention kernels "
+        title += f"take KV-cache blocks of {sizes} tokens"
     return RULE.finding(
         Severity.CRITICAL,
-        f"vLLM's paged-attention kernel has no variant for a KV-cache block of {size} tokens: --block-size chose it",
-        summary=f"The paged-attention kernels are compiled for blocks of {sizes} tokens and refuse any other size "
-        f"when the model runs; the block size is --block-size's ({size} here). vLLM's Python checks let such a "
-        "size through where the kernel cannot take it (vllm PR #10938: `--block-size 128` on CUDA).",
-        evidence=[c.log_evidence(event, name="the kernel's check", value=found.group(0))],
-        changes=[
-            ConfigChange(
-                flag="--block-size",
-                current=size,
-                proposed=str(PROPOSED_BLOCK_SIZE),
-                reason=f"a size every paged-attention kernel of vLLM's is compiled for ({sizes})",
-                cost="none to speak of: the KV cache is paged in smaller blocks",
-            )
-        ],
-        confidence=0.8,
+        title,
+        summary=f"vLLM's CUDA paged-attention kernels are compiled for KV-cache blocks of {sizes} tokens and refuse "
+        "any other size when the model runs, in these words; vLLM's Python checks let such a size through (vllm PR "
+        "#10938: `--block-size 128` on CUDA). Other kernels check their own block sizes in the same words, so without "
+        "the server's --block-size the line alone does not say which.",
+        evidence=[c.log_evidence(event, name="the kernel's check", value=found.group(0).strip())],
+        changes=[change] if configured else [],
+        alternatives=[] if configured else [change],
+        actions=[] if configured else ["Look at the traceback's frames: paged_attention (vLLM's _C ops) is this one."],
+        confidence=0.8 if configured else 0.55,
     )
 
 
@@ -61,8 +73,8 @@ RULE = Rule(
         example="`RuntimeError: Unsupported block size: 128` after `--block-size 128` on CUDA (vllm PR #10938, which "
         "corrected the flag's help).",
         fix="`--block-size 16` (or 8 or 32).",
-        limits="The line does not say which kernel refused; another program's kernel with the same words would be "
-        "read the same way.",
+        limits="The line does not say which kernel refused: other kernels check their own block sizes in the same "
+        "words, so without the server's --block-size the change is offered, not made.",
         references=["https://github.com/vllm-project/vllm/pull/10938"],
     ),
 )

@@ -34,8 +34,8 @@ def _check_rendezvous(facts: Facts) -> list[Finding]:
             return [_gloo_interface(interface)]
         mesh = facts.last_event(LogEventKind.GLOO_MESH_FAILED)
         return [_gloo_mesh(mesh)] if mesh is not None else []
-    address = event.message or "the rendezvous address"
-    host, _ = c.split_address(address)
+    address = event.message or "(its address is cut from the paste)"
+    host, _ = c.split_address(event.message) if event.message else ("that address", None)
     waited = f" (timed out after {event.timeout_ms / 1000:.0f} s)" if event.timeout_ms else ""
     evidence = c.log_evidence(event, name="rendezvous address", value=address)
     evidence.description = "the address torch.distributed's TCP store tried to connect to"
@@ -76,6 +76,9 @@ def _address_unreachable(address: str, host: str, waited: str, evidence: Evidenc
             f"tunnel's address from the default route; `{HOST_IP_ENV}=127.0.0.1` keeps the rendezvous on the "
             "machine (vllm-project/vllm-metal#625; torch's `TCP client failed to connect/validate … - retrying` "
             "repeats until the store's timeout).",
+            f"In a bridge-networked container, look for a HOST_IP variable naming the host machine: vLLM's get_ip() "
+            f"took HOST_IP when {HOST_IP_ENV} was unset (vllm PR #10492, November 2024), which is not the "
+            f"container's own address; `{HOST_IP_ENV}=127.0.0.1` worked around it there.",
         ],
         confidence=0.8,
     )

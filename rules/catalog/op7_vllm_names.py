@@ -59,7 +59,8 @@ def _read(event: LogEvent) -> Finding | None:
     absent = _NO_ATTRIBUTE.search(message) if event.exception == "AttributeError" else None
     if absent is not None:
         return _namespace(event, absent["name"], "vllm", where_known=False)
-    read = _MODULE_ATTRIBUTE.search(message) if event.exception == "AttributeError" else None
+    circular = "partially initialized module" in message or "circular import" in message
+    read = _MODULE_ATTRIBUTE.search(message) if event.exception == "AttributeError" and not circular else None
     if read is not None and not _COMPILED_PART.search(f"{read['module']}.{read['name']}"):
         return _other_release(event, read["name"], read["module"], uses="reads")
     found = _NAME.search(message) if event.exception == "ImportError" else None

@@ -467,6 +467,77 @@ REMEDIES: tuple[Remedy, ...] = (
         action="Turn off multi-step scheduling while clients can cancel requests: drop --num-scheduler-steps (one "
         "step per schedule); the maintainers did not yet recommend multi-step in production (vllm#8016).",
     ),
+    Remedy(  # vllm/config/speculative.py (0.17-0.33; 0.34: v1/worker/gpu/spec_decode/mtp/config.py): an MTP drafter
+        # with one layer drafts each further token by running that layer again, so later positions are accepted less;
+        # eugr/spark-vllm-docker#343 measured it (Gemma 4 26B-A4B NVFP4 on a DGX Spark: 4 tokens, positions 3-4 mostly
+        # rejected; 2 gave about 65 % acceptance and better TTFT and throughput, the reporter's measurements)
+        "will run multiple times of forward on same MTP layer",
+        "num_speculative_tokens in --speculative-config",
+        "setting",
+        "as many as the later positions' acceptance pays for",
+        "an MTP drafter with one layer runs it again for each further token, and later positions are accepted less",
+        action="Read the acceptance per draft position (the metric "
+        "`vllm:spec_decode_num_accepted_tokens_per_pos_total`, or the `Per-position acceptance rate` vLLM's "
+        "SpecDecoding metrics log) and lower num_speculative_tokens in --speculative-config to the positions that are "
+        "still mostly accepted: eugr/spark-vllm-docker#343 measured 4 tokens on Gemma 4's MTP layer with positions 3 "
+        "and 4 mostly rejected, and 2 gave about 65 % acceptance with better TTFT and throughput.",
+        severity=Severity.LOW,
+    ),
+    Remedy(  # vllm/scripts.py, utils (0.5-0.11: refused) and utils/argparse_utils.py (0.11 on: warned): `vllm serve`
+        # takes the model as its positional argument; an operator that built the command with `--model <path>` moved
+        # it (defilantech/LLMKube PR #360, vLLM 0.20)
+        "you should provide the model as a positional argument",
+        "--model",
+        "flag",
+        "",
+        "`vllm serve` takes the model as its first, positional argument",
+        action="Pass the model first: `vllm serve <model> …`, not `--model <model>` (defilantech/LLMKube PR #360 "
+        "moved its generated command so for vLLM 0.20). In a --config YAML a `model:` key was turned into --model by "
+        "some releases' loader (vllm PR #18999), so name the model on the command line there too.",
+    ),
+    Remedy(  # vllm/config/compilation.py (0.11): use_inductor gives way to backend; NVIDIA-NeMo/RL#1652's instructions
+        # set it and had to change before 0.12
+        "The 'use_inductor' flag is deprecated",
+        "use_inductor in --compilation-config",
+        "setting",
+        "backend in its place",
+        "vLLM 0.12 removes use_inductor; the compilation config's backend says the same",
+        action='Replace use_inductor in --compilation-config with the backend it meant: `"backend": "inductor"` '
+        'for true, `"backend": "eager"` for false, before an upgrade to 0.12, which the warning says removes the '
+        "flag (NVIDIA-NeMo/RL#1652 changed its instructions for this).",
+        severity=Severity.LOW,
+    ),
+    Remedy(  # vllm/envs.py (0.17-0.30), platforms/interface.py (0.31 on): each VLLM_* variable its table lacks is
+        # warned of (raised under its strict check). Two sources seen: the official image's own build-provenance
+        # variables (vllm#45311: VLLM_BUILD_COMMIT in v0.22.0's image, harmless) and Kubernetes service links
+        # (defilantech/LLMKube#358: a Service named vllm-v020-smoke gave every pod VLLM_V020_SMOKE_* variables;
+        # enableServiceLinks: false)
+        "Unknown vLLM environment variable detected",
+        "the VLLM_* variables of the server's environment",
+        "setting",
+        "only the variables this vLLM reads",
+        "vLLM checks every VLLM_* variable against its own table, and one it does not know has no effect",
+        action="See where the variable comes from: a misspelt setting does nothing (compare it with the release's "
+        "vllm/envs.py); a variable of the image's own is harmless (vllm#45311: VLLM_BUILD_COMMIT and its siblings in "
+        "the official v0.22.0 image); on Kubernetes, a Service whose name starts with vllm gives every pod of its "
+        "namespace VLLM_<SERVICE>_SERVICE_HOST/_PORT variables: set `enableServiceLinks: false` in the pod spec, or "
+        "name the Service otherwise (defilantech/LLMKube#358).",
+        severity=Severity.LOW,
+    ),
+    Remedy(  # vllm/model_executor/models/registry.py: logged at warning by some releases, raised by others, when the
+        # model's config names no `architectures`; vllm#583 (a Llama checkpoint converted from Meta's files: adding
+        # ["LlamaForCausalLM"] to config.json fixed it, the reporter) and vllm#11224 (hf_overrides' key is plural and
+        # takes a list, a maintainer)
+        "No model architectures are specified",
+        "--hf-overrides",
+        "flag",
+        '{"architectures": ["<the model\'s class, such as LlamaForCausalLM>"]}',
+        "vLLM picks its implementation by the config's architectures list, and this config names none",
+        action="Name the model's class: add it to config.json's \"architectures\" list (vllm#583: a Llama checkpoint "
+        'converted from Meta\'s files lacked it, and ["LlamaForCausalLM"] fixed it), or pass it with --hf-overrides, '
+        'whose key is plural and takes a list (vllm#11224: `{"architecture": "GPT2LMHeadModel"}` did nothing).',
+        severity=Severity.HIGH,
+    ),
     Remedy(  # vllm/v1/attention/backends/mla/indexer.py (0.20-0.27): the FP4 indexer cache's kernels are data-center
         # Blackwell's (sm_10x) only; vllm-project/recipes PR #760 dropped the setting from DeepSeek-V4-Flash's command
         # for RTX PRO 6000 (sm_120), which met this check

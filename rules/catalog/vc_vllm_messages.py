@@ -136,6 +136,9 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
     elsewhere = ""
     if ref.also_in:  # a wordless check written in more than one file: the statement does not say which failed
         elsewhere = f"; the same statement is also in {', '.join(name.removeprefix('vllm/') for name in ref.also_in)}"
+    if ref.kind == "check":  # the statement alone is the evidence: someone else's code may assert the same words
+        elsewhere += ". The statement is vLLM's wordless assert, known by its words alone: its traceback's frames say "
+        elsewhere += "for certain where it ran."
     return RULE_VLLM_MESSAGE.finding(
         severity,
         _title_cut(title, VC1_TITLE_CHARS),

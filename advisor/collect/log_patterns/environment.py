@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from urllib.parse import unquote
 
 from advisor.collect.log_patterns.pattern import SHELL_JOB, Fields, Pattern, to_gib, to_int, wording
 from rules.catalog.op7_hub import HUB_HOSTS, HUB_RETRIES_EXCEEDED
@@ -238,8 +239,27 @@ def _shm(match: re.Match[str]) -> Fields:
 # A model repository in a Hub URL or message; not the Hub's own pages (docs/, api/, datasets/, settings/).
 _HUB_REPO = re.compile(
     r"(?:huggingface\.co/(?:api/models/)?(?!docs/|api/|datasets/|settings/|spaces/)|Access to model )"
-    r"(?P<repo>[\w.-]+(?:/(?!resolve/)[\w.-]+)?)"  # a repository without a namespace (`gpt2`) ends at /resolve/
+    # not one of the Hub's own pages named in the same error (`listed on 'https://huggingface.co/models'`, `/login`)
+    r"(?!(?:models|login|join|pricing|docs|settings)(?![\w.-]))"
+    # a repository without a namespace (`gpt2`) ends where the URL's path goes on to a revision or a file
+    r"(?P<repo>[\w.-]+(?:/(?!(?:resolve|revision|tree|blob)/)[\w.-]+)?)"
 )
+# The files a model cannot load without, whose 404 is the model's: its config and its weights (an index of shards, a
+# generation or processor config and an adapter's config may be missing by design, and vLLM or transformers go on).
+_REQUIRED_FILE = re.compile(r"^(?:config\.json|params\.json|.+\.(?:safetensors|bin|gguf|pt))$")
+
+
+def _hub_missing(match: re.Match[str]) -> Fields | None:
+    """A file's or a revision's 404 on the Hub: `how` says which, and how sure the words are (requests' bare 404
+    cannot tell a missing file from a missing or private repository; huggingface_hub's Entry and Revision Not Found
+    can). A file the model can do without is not the model's failure: left to the next wording."""
+    how = {"Entry": "entry", "Revision": "revision"}.get(match["how"].split()[0], "status")
+    name = match["file"].rsplit("/", 1)[-1]
+    if how != "revision" and not _REQUIRED_FILE.match(name):
+        return None
+    return {"message": match["file"], "model": match["repo"], "label": unquote(match["revision"]), "component": how}
+
+
 # What the Hub's refusal says, most specific first: the first of these the line holds is its reason.
 _HUB_REASONS = (
     ("fine-grained token settings", "fine_grained"),
@@ -301,8 +321,11 @@ def _peers_never_came(match: re.Match[str]) -> Fields:
 
 def _rendezvous(match: re.Match[str]) -> Fields:
     """The address torch.distributed could not reach, and how long it tried when the text says."""
-    host, port = next((match[f"host{n}"], match[f"port{n}"]) for n in ("", "2", "3", "4") if match[f"host{n}"])
     waited_ms = int(match["secs"]) * 1000 if match["secs"] else int(match["ms"]) if match["ms"] else None
+    named = [(match[f"host{n}"], match[f"port{n}"]) for n in ("", "2", "3", "4") if match[f"host{n}"]]
+    if not named:  # the paste ends at "connect to" (vllm PR #10492's): the address is not in the text
+        return {"message": None, "timeout_ms": waited_ms}
+    host, port = named[0]
     host = f"[{host.strip()}]" if ":" in host and port else host.strip()  # an IPv6 address keeps its brackets
     return {"message": f"{host}:{port}" if port else host, "timeout_ms": waited_ms}
 
@@ -957,11 +980,13 @@ PATTERNS: tuple[Pattern, ...] = (
         # huggingface_hub's EntryNotFoundError): the repository answered, the file is not on that branch (vllm PR #8501:
         # HuggingFaceH4/gemma-2-2b-gkd's files are on another branch than main, and the OpenAI server took no
         # --revision then); a whole repository not found is HUB_ACCESS_REFUSED's words
-        ("Not Found for url: https://huggingface.co/", "Entry Not Found for url"),
+        ("Not Found for url: ",),
         K.HUB_FILE_MISSING,
-        r"(?<!Repository )(?:404 Client Error: Not Found|Entry Not Found) for url: https?://huggingface\.co/"
-        r"(?P<repo>[\w.-]+(?:/(?!resolve/)[\w.-]+)?)/resolve/(?P<revision>[^/\s]+)/(?P<file>[^\s'\")]+?)\.?(?=$|[\s'\")])",
-        lambda m: {"message": m["file"], "model": m["repo"], "label": m["revision"]},
+        r"(?<!Repository )(?P<how>404 Client Error: Not Found|Entry Not Found|Revision Not Found) for url: "
+        r"https?://(?:huggingface\.co|hf-mirror\.com)/(?!datasets/|spaces/)"
+        r"(?P<repo>[\w.-]+(?:/(?!resolve/)[\w.-]+)?)/resolve/(?P<revision>[^/\s]+)/"
+        r"(?P<file>[^\s'\")?#]+?)(?:\?[^\s'\")]*)?\.?(?=$|[\s'\")])",
+        _hub_missing,
     ),
     wording(  # Python's pwd.getpwuid, through getpass.getuser() (torch's inductor cache directory, among others)
         ("getpwuid(): uid not found",),
@@ -1067,14 +1092,15 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(  # transformers reading a GGUF file as a model's config.json (a vLLM that does not recognise GGUF)
         ("is not a valid JSON file",),
         K.GGUF_READ_AS_CONFIG,
-        r"config file at '(?P<path>[^']+\.gguf)' is not a valid JSON file",
+        r"config file at '(?P<path>[^']+\.(?i:gguf))' is not a valid JSON file",
         lambda m: {"message": m["path"]},
     ),
-    wording(  # transformers reading a model's config file that is not JSON: empty (microsoft/OmniParser#130: the
-        # repository's own config.json is 0 bytes), cut short, or something else saved under its name
+    wording(  # transformers reading a model's config.json that is not JSON: empty (microsoft/OmniParser#130: the
+        # repository's own config.json is 0 bytes), cut short, or something else saved under its name; the same words
+        # for generation_config.json or a processor's config are not the model's failure (vLLM goes on without them)
         ("is not a valid JSON file",),
         K.CONFIG_NOT_JSON,
-        r"config file at '(?P<path>[^']+)' is not a valid JSON file",
+        r"config file at '(?P<path>[^']*?(?:^|[/\\])config\.json)' is not a valid JSON file",
         lambda m: {"message": m["path"]},
     ),
     wording(  # vLLM's CPU KV offload creating its region in /dev/shm (v1/kv_offload/cpu/shared_offload_region.py)
@@ -1090,8 +1116,8 @@ PATTERNS: tuple[Pattern, ...] = (
         # torch prints the wait as a duration: `600s`, or `600000ms` in releases that format it in milliseconds;
         # TCPStore's retry warning (torch 2.4 on, PR #129261) prints each failed try with the store's whole timeout
         # (the paste may end inside the address: OpenRLHF/OpenRLHF#265, `connect to (172.17.0.2`)
-        r"client socket has (?:timed out after (?:(?P<secs>\d+)s|(?P<ms>\d+)ms)\b.*?connect to \((?P<host>[^,()]+)"
-        r"(?:, (?P<port>\d+)\))?"
+        r"client socket has (?:timed out after (?:(?P<secs>\d+)s|(?P<ms>\d+)ms)\b.*?connect to"
+        r"(?: \((?P<host>[^,()]+)(?:, (?P<port>\d+)\))?|[`'\"]?\s*$)"
         # an IPv6 address in brackets holds colons (`[::ffff:172.16.8.232]:39623`, vllm#3771); the last try's summary
         # names the address as a pair (`any network address of (x.x.x.x, 48247)`, vllm#2427)
         r"|failed to connect to \[?(?P<host2>(?<=\[)[^\]\s]+|[^\[\]\s:]+)\]?:(?P<port2>\d+)"

@@ -468,6 +468,14 @@ PATTERNS: tuple[Pattern, ...] = (
         r"Cuda failure (?:\d+ )?'[^']+'.*",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # NCCL's NVLS transport failing to bind its multicast memory, NCCL_DEBUG's WARN (`transport/nvls.cc:287
+        # NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size …`; on a p5en.48xlarge every TP=8
+        # start failed until NCCL_NVLS_ENABLE=0: aarora79/agentic-coding-harness-benchmarks PR #173)
+        ("Failed to bind NVLink SHARP",),
+        K.NCCL_ERROR,
+        r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory.*",
+        lambda m: {"message": m.group(0)},
+    ),
     wording(  # the rest of CUDA's runtime errors by cudaGetErrorString's words (and the driver API's, which PyTorch
         # prints as "CUDA driver error: …", c10/cuda/driver_api.h), cuBLAS failing to allocate its workspace, and the
         # assertion line a kernel prints before a device-side assert

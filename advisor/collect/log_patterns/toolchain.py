@@ -190,7 +190,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?P<torch>CUDA_HOME environment variable is not set)\. Please set it to your CUDA install root"
         r"|AssertionError: (?P<setup>CUDA_HOME is not set)$"
         r"|(?P<setup_then>Cannot find CUDA_HOME\. CUDA must be available to build the package)",
-        lambda m: {"message": m.group(0), "component": "torch" if m["torch"] else "vLLM's setup.py"},
+        # the 2023-24 words were copied into other packages' setup.py (thu-ml/SageAttention's among them): whose
+        # build it was is in pip's lines, not this one
+        lambda m: {
+            "message": m.group(0),
+            "component": "vLLM's setup.py" if m["setup"] else "setup.py" if m["setup_then"] else "torch",
+        },
     ),
     wording(  # FlashInfer's JIT (jit/cpp_ext.py) when neither CUDA_HOME nor /usr/local/cuda holds a compiler; and the
         # bare FileNotFoundError of running it (flashinfer-ai/flashinfer#1781: vLLM 0.11's FlashInfer sampler

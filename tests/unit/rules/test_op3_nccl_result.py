@@ -218,3 +218,17 @@ def test_nccls_nvls_transport_failing_its_setup_proposes_turning_nvls_off():
     [finding] = _findings(line)
     assert finding.title.startswith("NCCL failed (NVLS setup failed)") and "NVLS transport" in finding.summary
     assert "NCCL_NVLS_ENABLE=0" in finding.actions[0] and "nvidia-fabricmanager" in finding.actions[1]
+
+
+def test_nvls_multicast_memory_that_could_not_be_bound_is_the_nvls_transport_with_or_without_its_file():
+    # aarora79/agentic-coding-harness-benchmarks PR #173, verbatim: every TP=8 start on a p5en.48xlarge failed until
+    # NCCL_NVLS_ENABLE=0
+    from tests.unit.rules.factories import top_finding
+
+    for line in (
+        "transport/nvls.cc:287 NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory",
+        "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 401",
+    ):
+        top = top_finding(line)
+        assert top is not None and top.rule == "OP-3.5" and "NVLS setup failed" in top.title, line
+        assert top.actions[0].startswith("Set NCCL_NVLS_ENABLE=0")

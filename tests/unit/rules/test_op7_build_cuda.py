@@ -43,7 +43,8 @@ def test_the_setup_of_2023_said_it_as_a_runtime_error_and_a_paste_in_other_words
     top = evaluate(
         _facts(["安装vllm会提示 `Cannot find CUDA_HOME. CUDA must be available to build the package`"])
     ).findings[0]
-    assert top.rule == "OP-7.120" and top.title.startswith("vLLM's build found no CUDA toolkit")
+    # the words were copied into other packages' setup.py (thu-ml/SageAttention's): whose build is in pip's lines
+    assert top.rule == "OP-7.120" and top.title.startswith("a build of CUDA code (vLLM's, or a package pip compiles")
     assert any("On a host with no NVIDIA GPU" in action for action in top.actions)
 
 

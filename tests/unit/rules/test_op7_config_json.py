@@ -28,3 +28,14 @@ def test_a_gguf_file_in_the_same_words_is_still_a_vllm_without_gguf():
         "tinyllama-1.1b-chat-v1.0.Q4_0.gguf' is not a valid JSON file."
     )
     assert top is not None and top.rule == "OP-7.24"
+
+
+def test_a_generation_config_in_the_same_words_is_not_the_models_failure_and_a_gguf_in_capitals_is_gguf():
+    generation = top_finding(
+        "OSError: It looks like the config file at '/models/qwen/generation_config.json' is not a valid JSON file."
+    )
+    assert generation is None or generation.rule != "OP-7.196"
+    capitals = top_finding(
+        "OSError: It looks like the config file at '/models/Qwen2-7B-Q4_K_M.GGUF' is not a valid JSON file."
+    )
+    assert capitals is not None and capitals.rule == "OP-7.24"

@@ -163,3 +163,14 @@ def test_hccls_socket_timeout_on_ascend_is_the_same_wait_with_hccls_settings():
     # vllm-project/afd-plugin#229, verbatim: the same code under its other name, alone
     alone = evaluate(Facts(events=parse_lines(["Communication_Error_Get_Socket(EI0006)"]).events)).findings[0]
     assert alone.rule == "OP-7.25" and "HCCL's socket" in alone.title and "HCCL_CONNECT_TIMEOUT" in alone.actions[1]
+
+
+def test_a_timeout_cut_before_its_address_still_reads_and_names_a_containers_host_ip():
+    # vllm PR #10492, verbatim: a bridge-networked container with HOST_IP set to the host's IP; VLLM_HOST_IP=127.0.0.1
+    # worked around it
+    findings = evaluate(
+        Facts(events=parse_lines(["`The client socket has timed out after 600s while trying to connect to`"]).events)
+    ).findings
+    top = findings[0]
+    assert top.rule == "OP-7.25" and "(its address is cut from the paste)" in top.title
+    assert any("HOST_IP" in action and "PR #10492" in action for action in top.actions)

@@ -117,3 +117,12 @@ def test_a_name_a_vllm_module_lacks_read_as_its_attribute_is_code_written_for_an
     # huggingface/text-generation-inference#1945, verbatim: an op of the compiled extension, deeper in its name
     ops = evaluate(_facts(["AttributeError: module 'vllm._C.ops' has no attribute 'moe_align_block_size'"])).findings
     assert not ops or ops[0].rule != "OP-7.67"
+
+
+def test_a_circular_import_of_a_vllm_module_is_not_another_release():
+    line = (
+        "AttributeError: partially initialized module 'vllm.envs' has no attribute 'VLLM_USE_V1' (most likely due to a "
+        "circular import)"
+    )
+    findings = evaluate(_facts([line])).findings
+    assert not findings or findings[0].rule != "OP-7.67"

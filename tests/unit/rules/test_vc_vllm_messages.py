@@ -88,7 +88,9 @@ def test_a_multimodal_limit_an_operator_chose_is_the_clients_to_keep():
 def test_a_message_pasted_without_its_final_full_stop_still_captures_its_last_field():
     text = "Disabling fine-grained prefix-cache hits because these KV cache managers require block-aligned lookups: X"
     [event] = parse_lines([f"WARNING 01-01 00:00:00 [kv_cache_utils.py:795] {text}"]).events
-    assert event.catalog is not None and event.catalog.captured == {"unsupported_partial_hit_managers": "X"}
+    # the header names kv_cache_utils.py, where 0.32-0.34 log these words (0.28-0.31's kv_cache_coordinator.py named
+    # the field unsupported_partial_hit_managers)
+    assert event.catalog is not None and event.catalog.captured == {"unsupported_managers": "X"}
 
 
 def test_a_served_request_refused_is_high_not_critical():
@@ -937,3 +939,72 @@ def test_an_assertion_vllms_executor_quotes_from_a_worker_is_the_assert_with_its
     change = top.changes[0]
     assert (change.flag, change.proposed) == ("--attention-config.use_fp4_indexer_cache", "")
     assert "recipes PR #760" in top.actions[0]
+
+
+def test_an_mtp_drafter_run_again_per_token_says_to_read_the_acceptance_per_position():
+    # eugr/spark-vllm-docker#343, verbatim (wrapped in the report): 4 tokens on Gemma 4's MTP layer; 2 did better
+    top = _top("WARNING [speculative.py:940] Enabling num_speculative_tokens > 1 will run multiple times")
+    assert top.rule == "VC-1" and top.severity == Severity.LOW
+    assert "spec_decode_num_accepted_tokens_per_pos_total" in top.actions[0] and "#343" in top.actions[0]
+
+
+def test_deprecated_model_flag_and_use_inductor_say_what_replaces_them():
+    # defilantech/LLMKube PR #360, verbatim (wrapped, its backticks escaped for Markdown): `--model <path>` on vLLM 0.20
+    top = _top("WARNING [argparse_utils.py:257] With \\`vllm serve\\`, you should provide")
+    assert top.rule == "VC-1" and top.title.startswith("vLLM warned: With `vllm serve`, you should provide the model")
+    assert (top.changes[0].flag, top.changes[0].proposed) == ("--model", "")
+    assert top.actions[0].startswith("Pass the model first: `vllm serve <model> …`")
+    # NVIDIA-NeMo/RL#1652, verbatim: its instructions set use_inductor, which vLLM 0.12 removes
+    inductor = _top(
+        "(VllmAsyncGenerationWorker pid=3351223, ip=10.65.13.209) WARNING 12-17 12:47:06 [compilation.py:699] The "
+        "'use_inductor' flag is deprecated and will be removed in the next release (v0.12.0). Please use the 'backend' "
+        "option instead."
+    )
+    assert inductor.rule == "VC-1" and '"backend": "inductor"' in inductor.actions[0]
+
+
+def test_a_statement_read_as_vllms_check_is_taken_back_when_its_own_traceback_or_pytest_places_it():
+    # a statement as an issue's title, then the application's own traceback with it
+    titled = parse_lines(
+        [
+            "assert self.model_runner.lora_manager is not None",
+            "Traceback (most recent call last):",
+            '  File "/home/u/proj/loader.py", line 5, in load',
+            "    assert self.model_runner.lora_manager is not None",
+            "AssertionError",
+        ]
+    ).events
+    assert not any(e.catalog and e.catalog.kind == "check" for e in titled)
+    # pytest's short traceback, and its long one with the failure line under the statement
+    short = parse_lines(
+        ["mypkg/loader.py:40: in load", "    assert token_lora_mapping.size(0) == M", "E   AssertionError"]
+    )
+    long = parse_lines([">       assert token_lora_mapping.size(0) == M", "E       AssertionError: assert 3 == 4"])
+    for events in (short.events, long.events):
+        assert not any(e.catalog and e.catalog.kind == "check" for e in events)
+    # a comment the traceback printed with the line is not part of the statement
+    commented = _top("    assert token_lora_mapping.size(0) == M  # shapes")
+    assert commented.rule == "VC-1" and "lora/ops/triton_ops/" in commented.title
+
+
+def test_an_unknown_vllm_variable_logged_at_warning_is_a_warning_that_says_where_such_variables_come_from():
+    # defilantech/LLMKube#358, verbatim: Kubernetes service links of a Service named vllm-v020-smoke
+    top = _top(
+        "WARNING 04-28 22:43:20 [envs.py:1818] Unknown vLLM environment variable detected: "
+        "VLLM_V020_SMOKE_SERVICE_PORT_HTTP"
+    )
+    assert top.rule == "VC-1" and top.title.startswith("vLLM warned: Unknown vLLM environment variable")
+    assert top.severity == Severity.LOW and "enableServiceLinks: false" in top.actions[0]
+    # vllm#45311, verbatim, with only the level before the logger's file: the image's own build variables
+    image = _top("WARNING [envs.py:2057] Unknown vLLM environment variable detected: VLLM_BUILD_COMMIT")
+    assert image.title.startswith("vLLM warned:") and "vllm#45311" in image.actions[0]
+
+
+def test_a_config_without_architectures_names_the_class_to_add_logged_or_raised():
+    # vllm#14105, verbatim: logged at warning by that release (deepseek-vl2-small in the vllm-openai container)
+    top = _top("vllm-openai-1  | WARNING 03-03 02:50:08 registry.py:385] No model architectures are specified")
+    assert top.rule == "VC-1" and top.title == "vLLM warned: No model architectures are specified"
+    assert top.severity == Severity.HIGH and top.changes[0].flag == "--hf-overrides"
+    assert "vllm#583" in top.actions[0] and "vllm#11224" in top.actions[0]
+    raised = _top("ValueError: No model architectures are specified")
+    assert raised.title == "vLLM refused: No model architectures are specified"

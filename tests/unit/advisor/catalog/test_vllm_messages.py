@@ -386,14 +386,37 @@ def test_a_wordless_check_names_no_flag_and_one_written_over_lines_is_left_out()
     assert check["flags"] == [] and check["env"] == []
 
 
-def test_a_wordless_check_in_more_than_three_files_of_a_release_is_not_kept():
+def test_a_wordless_check_in_more_than_four_files_of_one_release_is_kept_in_no_release():
     def check(file: str, statement: str) -> dict[str, Any]:
         return {"kind": "check", "pattern": re.escape(statement), "file": file}
 
-    common = [check(f"vllm/model_executor/models/m{n}.py", "assert intermediate_tensors is not None") for n in range(4)]
+    def release(minor: str, name: str, entries: list[dict[str, Any]]) -> Any:
+        return extractor().VersionResult(minor, name, 1, entries, {}, 0)
+
+    # 0.5: three model files held it; 0.32: 111 (five here); every release loses it, 0.5's too
+    early = [check(f"vllm/model_executor/models/m{n}.py", "assert intermediate_tensors is not None") for n in range(3)]
+    late = [check(f"vllm/model_executor/models/m{n}.py", "assert intermediate_tensors is not None") for n in range(5)]
+    # two files in each of two patches of one minor, which renamed them (0.8's LoRA kernels): kept
+    patch_a = [check(f"vllm/a{n}.py", "assert len(seqs) == num_seqs") for n in range(2)]
+    patch_b = [check(f"vllm/b{n}.py", "assert len(seqs) == num_seqs") for n in range(2)]
     rare = [check(f"vllm/x{n}.py", "assert len(offload_keys) == len(offload_block_ids)") for n in range(3)]
     worded = [{"kind": "assert", "pattern": "expected running sequences", "file": f"vllm/y{n}.py"} for n in range(5)]
-    assert extractor().placeable_checks([*common, *rare, *worded]) == [*rare, *worded]
+    results = [
+        release("0.5", "0.5.1", [*early, *rare, *worded]),
+        release("0.6", "0.6.0", patch_a),
+        release("0.6", "0.6.1", patch_b),
+        release("0.32", "0.32.0", [*late, *rare]),
+    ]
+    extractor().placeable_checks(results)
+    assert [r.entries for r in results] == [[*rare, *worded], patch_a, patch_b, rare]
+
+
+def test_a_check_of_one_plain_name_and_vendored_flash_attention_are_not_kept():
+    source = "def f(x, self):\n    assert x is not None\n    assert not success\n    assert self.kv_cache is not None\n"
+    assert [e["message"] for e in extract(source, "vllm/v1/worker/gpu_model_runner.py")] == [
+        "assert self.kv_cache is not None"
+    ]
+    assert extract("def f(t):\n    assert t.shape[0] == 32\n", "vllm/vllm_flash_attn/cute/interface.py") == []
 
 
 def test_a_re_raise_with_no_text_of_its_own_is_not_kept():

@@ -69,6 +69,8 @@ LATER = (
     "fiftyseventh",
     "fiftyeighth",
     "fiftyninth",
+    "sixtieth",
+    "sixtyfirst",
 )
 # Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time,
 # the eighth, 30 from each of the two collectors (of four) that added any, and the ninth, 30 from three collectors
@@ -99,7 +101,8 @@ LATER = (
 # and 20 from six with 50 each, the fifty-fifth, 14, 10, 20, 20, 16 and 18 from six with 50 each, and the fifty-sixth,
 # 5, 5, 7, 5, 5 and 3 from six whose session's search budget ran out under them, the fifty-seventh (a later
 # session's), 20, 23, 20 and 23 from four with 80 each, the fifty-eighth, 20, 20, 7 and 21 from four with 80 each,
-# and the fifty-ninth, 20 and 2 from two with 60 each.
+# the fifty-ninth, 20 and 2 from two with 60 each, the sixtieth, 20, 21 and 12 from three with 60 each, and the
+# sixty-first, 30, 15 and 16 from three with 60 each.
 ROWS = dict.fromkeys(LATER, 100) | {
     "seventh": 57,
     "eighth": 60,
@@ -154,6 +157,8 @@ ROWS = dict.fromkeys(LATER, 100) | {
     "fiftyseventh": 86,
     "fiftyeighth": 68,
     "fiftyninth": 22,
+    "sixtieth": 53,
+    "sixtyfirst": 61,
 }
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
