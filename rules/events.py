@@ -1072,6 +1072,8 @@ class CatalogRef(BaseModel):
     kind: str | None = None
     # other files of vLLM that hold the same words: a wordless check written in two or three places
     also_in: list[str] = Field(default_factory=list)
+    # the level some release logs these words at, where the entry kept is a raise of them (None: never logged)
+    logged_at: str | None = None
 
     def location(self) -> str:
         first, last = self.first_release or self.first, self.last_release or self.last

@@ -88,6 +88,7 @@ class CatalogMatch:
             level=entry.get("level"),
             kind=entry.get("kind"),
             also_in=_also_in(entry, place, release) if entry.get("kind") == "check" else [],
+            logged_at=entry.get("logged_at"),
             phase=entry["phase"],
             flags=list(entry["flags"]),
             env=list(entry["env"]),
@@ -327,7 +328,7 @@ class MessageCatalog:
         """The whole pattern; the same without its final full stop, where the line ends (a pasted line often
         drops it, and a field just before it then ends at the line's end); its leading sentences."""
         if index not in self._compiled:
-            pattern = _loose_backticks(self.entries[index]["pattern"])
+            pattern = _loose_commas(_loose_backticks(self.entries[index]["pattern"]))
             if len(_GROUP.sub("", pattern).replace("\\", "")) < MIN_PARTIAL_LITERAL:
                 pattern = _SHORT_START + pattern + ("" if _GROUP.search(pattern) else _SHORT_END)
             unended = re.compile(pattern.removesuffix(r"\.") + r"\s*$") if pattern.endswith(r"\.") else None
@@ -375,6 +376,15 @@ def _also_in(entry: dict[str, Any], place: dict[str, Any], release: str | None) 
     return sorted({p["file"] for p in places} - {place["file"]})
 
 
+# A comma vLLM's words glue to the next word (`MTP layer,which may result …`, vllm/config/speculative.py): a person who
+# retypes or a renderer that reflows the line puts the space back (eugr/spark-vllm-docker#343's paste)
+_GLUED_COMMA = re.compile(r",(?=\w)")
+
+
+def _loose_commas(pattern: str) -> str:
+    return _GLUED_COMMA.sub(r",\\ ?", pattern)
+
+
 @cache
 def message_catalog() -> MessageCatalog:
     """The committed catalog, read once per process (about 10 MB of JSON)."""
@@ -390,10 +400,13 @@ def _distinct(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     are the exact span of the words anywhere (`0.5.1`, a patch, where the catalog read one)."""
     newest: dict[str, dict[str, Any]] = {}
     places: dict[str, list[dict[str, Any]]] = {}
+    logged: dict[str, str] = {}  # words some release logs: the level it logs them at
     for entry in entries:
         key = entry["pattern"]
         place = {name: entry[name] for name in PLACE_KEYS if name in entry}
         places.setdefault(key, []).append(place)
+        if entry.get("kind") == "log":
+            logged.setdefault(key, entry.get("level") or "warning")
         kept = newest.get(key)
         if kept is None:
             newest[key] = dict(entry)
@@ -405,6 +418,8 @@ def _distinct(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
             kept["first"] = min(kept["first"], entry["first"], key=_minor)
     for key, entry in newest.items():
         entry["places"] = places[key]
+        if key in logged:
+            entry["logged_at"] = logged[key]
         spans = [_exact_span(place) for place in places[key]]
         entry["wording_first"] = min((first for first, _ in spans), key=_minor)
         entry["wording_last"] = max((last for _, last in spans), key=_release_end)

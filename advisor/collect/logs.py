@@ -631,10 +631,14 @@ def _wordless_check(
     statement in another package's code is not vLLM's, and one under pytest's location line is a test's."""
     if frames or (exception is not None and exception[0] != "AssertionError"):
         return []
-    if state.pytest_piece and state.pytest_piece == state.pieces - 1:
-        return []
     said = text if exception is None else exception[1]
     found = message_catalog().check(said) if said.startswith("assert ") else None
+    if found is not None and state.pytest_piece and state.pytest_piece == state.pieces - 1:
+        # pytest's location line says whose file it ran in: vLLM's own keeps the check
+        files = {place["file"] for place in found.entry.get("places", ())}
+        if not any(state.pytest_path.endswith(file) for file in files):
+            return []
+        state.pytest_vllm = True
     return [found] if found else []
 
 
@@ -655,8 +659,11 @@ def _note_pytest(text: str, state: _ParseState, result: LogReadResult) -> None:
     """pytest's output around a failing statement: its location line above it (`--tb=short`: `pkg/loader.py:40: in
     load`) and its failure line right under it (`E       AssertionError: …`); the statement is a test's or a
     package's, not vLLM's, so a check read from it is dropped."""
-    if _PYTEST_LOCATION.match(text):
-        state.pytest_piece = state.pieces
+    location = _PYTEST_LOCATION.match(text)
+    if location:
+        state.pytest_piece, state.pytest_path, state.pytest_vllm = state.pieces, location["path"], False
+    elif state.pytest_vllm:
+        return
     elif _PYTEST_FAILURE.match(text) and state.untraced is not None and state.untraced_piece == state.pieces - 1:
         if state.untraced.catalog is not None and state.untraced.catalog.kind == "check":
             result.events = [event for event in result.events if event is not state.untraced]
@@ -664,7 +671,7 @@ def _note_pytest(text: str, state: _ParseState, result: LogReadResult) -> None:
             state.untraced = None
 
 
-_PYTEST_LOCATION = re.compile(r"^[\w./\\-]+\.py:\d+: in \w+$")
+_PYTEST_LOCATION = re.compile(r"^(?P<path>[\w./\\-]+\.py):\d+: in \w+$")
 _PYTEST_FAILURE = re.compile(r"^E\s{2,}\S")
 
 
@@ -810,8 +817,9 @@ def _catalog_event(ref: CatalogRef, text: str, exception: str | None, phase: str
     them raised, whatever that entry is."""
     if exception is not None and ref.exception is None and _opens_with_class(text, exception):
         ref = ref.model_copy(update={"exception": exception, "kind": "raise", "level": None})
-    elif exception is None and ref.kind == "raise" and (common.get("level") in ("WARNING", "WARN") or _WARNS(text)):
-        # the same words logged at warning (vLLM warns, and raises only under a strict check): the header says which
+    elif exception is None and ref.kind == "raise" and ref.logged_at == "warning" and _warning_line(text, common):
+        # words vLLM both raises and logs at warning (it warns, and raises only under a strict check): the line's level
+        # says which; words only ever raised stay a raise, whoever logged them
         ref = ref.model_copy(update={"exception": None, "kind": "log", "level": "warning"})
     return LogEvent(
         kind=LogEventKind.VLLM_MESSAGE,
@@ -828,6 +836,10 @@ def _catalog_event(ref: CatalogRef, text: str, exception: str | None, phase: str
 
 # A line that opens with its level where no full vLLM header was read (`WARNING [envs.py:2057] …`)
 _WARNS = re.compile(r"^\W*WARN(?:ING)?\b").match
+
+
+def _warning_line(text: str, common: dict) -> bool:
+    return common.get("level") in ("WARNING", "WARN") or _WARNS(text) is not None
 
 
 def _opens_with_class(text: str, cls: str) -> bool:
@@ -1100,6 +1112,8 @@ class _ParseState:
     untraced_piece: int = 0
     traceback_piece: int = 0
     pytest_piece: int = 0  # the logical line pytest's last location line (`pkg/x.py:40: in f`) was on
+    pytest_path: str = ""  # the file that location line names
+    pytest_vllm: bool = False  # and the statement under it was vLLM's check in that file
     pieces: int = 0  # the logical lines read so far (a carrier may split one line in two physical ones)
 
 

@@ -471,7 +471,7 @@ REMEDIES: tuple[Remedy, ...] = (
         # with one layer drafts each further token by running that layer again, so later positions are accepted less;
         # eugr/spark-vllm-docker#343 measured it (Gemma 4 26B-A4B NVFP4 on a DGX Spark: 4 tokens, positions 3-4 mostly
         # rejected; 2 gave about 65 % acceptance and better TTFT and throughput, the reporter's measurements)
-        "will run multiple times of forward on same MTP layer",
+        "times of forward on same MTP layer",  # 0.11-0.16 printed "will runmultiple times of forward …"
         "num_speculative_tokens in --speculative-config",
         "setting",
         "as many as the later positions' acceptance pays for",

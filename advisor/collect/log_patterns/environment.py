@@ -1100,7 +1100,7 @@ PATTERNS: tuple[Pattern, ...] = (
         # for generation_config.json or a processor's config are not the model's failure (vLLM goes on without them)
         ("is not a valid JSON file",),
         K.CONFIG_NOT_JSON,
-        r"config file at '(?P<path>[^']*?(?:^|[/\\])config\.json)' is not a valid JSON file",
+        r"config file at '(?P<path>(?:[^']*[/\\])?config\.json)' is not a valid JSON file",
         lambda m: {"message": m["path"]},
     ),
     wording(  # vLLM's CPU KV offload creating its region in /dev/shm (v1/kv_offload/cpu/shared_offload_region.py)

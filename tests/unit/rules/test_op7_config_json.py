@@ -39,3 +39,8 @@ def test_a_generation_config_in_the_same_words_is_not_the_models_failure_and_a_g
         "OSError: It looks like the config file at '/models/Qwen2-7B-Q4_K_M.GGUF' is not a valid JSON file."
     )
     assert capitals is not None and capitals.rule == "OP-7.24"
+
+
+def test_a_bare_config_json_path_is_the_models_config():
+    top = top_finding("OSError: It looks like the config file at 'config.json' is not a valid JSON file.")
+    assert top is not None and top.rule == "OP-7.196"

@@ -1008,3 +1008,27 @@ def test_a_config_without_architectures_names_the_class_to_add_logged_or_raised(
     assert "vllm#583" in top.actions[0] and "vllm#11224" in top.actions[0]
     raised = _top("ValueError: No model architectures are specified")
     assert raised.title == "vLLM refused: No model architectures are specified"
+
+
+def test_the_third_reviews_cases_pytest_in_vllms_file_a_launcher_warning_and_a_comma_put_back():
+    # pytest's location names vLLM's own file: the check stays vLLM's
+    located = parse_lines(
+        [
+            "vllm/lora/ops/triton_ops/lora_expand_op.py:212: in _lora_expand",
+            "    assert token_lora_mapping.size(0) == M",
+            "E   AssertionError",
+        ]
+    ).events
+    assert any(e.catalog and e.catalog.kind == "check" for e in located)
+    # words vLLM only ever raises, logged at warning by a launcher, stay a refusal
+    launcher = _top(
+        "WARNING 05-01 12:00:00 [launcher.py:50] Engine start attempt 1 failed: use_inductor_graph_partition is only "
+        "supported with torch>=2.9.0.dev. Set use_inductor_graph_partition=False instead."
+    )
+    assert launcher.title.startswith("vLLM refused: use_inductor_graph_partition is only supported")
+    # eugr/spark-vllm-docker#343's whole line, the space after vLLM's glued comma put back
+    mtp = _top(
+        "WARNING [speculative.py:940] Enabling num_speculative_tokens > 1 will run multiple times of forward on same "
+        "MTP layer, which may result in lower acceptance rate"
+    )
+    assert mtp.rule == "VC-1" and "spec_decode_num_accepted_tokens_per_pos_total" in mtp.actions[0]
