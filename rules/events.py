@@ -547,6 +547,9 @@ class LogEventKind(str, Enum):
     # argparse stopping for arguments it requires: "vllm serve: error: the following arguments are required:
     # model_tag"; message: the arguments it names, component: the program (its prog, before ": error:")
     ARGS_REQUIRED = "args_required"
+    # argparse refusing an abbreviation several flags start with: "vllm serve: error: ambiguous option: --model could
+    # match --model-impl, --model-loader-extra-config"; message: the option given, component: the flags it could be
+    ARGS_AMBIGUOUS = "args_ambiguous"
     # the program a container or a shell was told to start is not on its PATH: Go's os/exec words as runc prints them
     # (`exec: "vllm": executable file not found in $PATH`, Docker's and the kubelet's StartError), bash's `vllm: command
     # not found`, dash's `vllm: not found`, zsh's `command not found: vllm`; message: the program, component: who
@@ -1636,6 +1639,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ATTENTION_BACKEND: ("message",),
     LogEventKind.HUB_ACCESS_REFUSED: ("message", "model"),
     LogEventKind.HUB_FILE_MISSING: ("message", "model", "label", "component"),
+    LogEventKind.ARGS_AMBIGUOUS: ("message", "component"),
     LogEventKind.UID_WITHOUT_USER: ("message",),
     LogEventKind.PASSWD_LOCKED: ("message",),
     LogEventKind.CACHE_NOT_WRITABLE: ("message", "component"),

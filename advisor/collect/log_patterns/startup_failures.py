@@ -209,6 +209,13 @@ PATTERNS: tuple[Pattern, ...] = (
         re.escape(RAY_UNKNOWN_ENGINE_ARGUMENT) + r"(?P<key>[A-Za-z_]\w*)",
         _engine_kwarg,
     ),
+    wording(  # argparse taking an option this vLLM lacks for the start of several it has (`allow_abbrev`): `vllm serve`
+        # without --model (the model is positional) given --model from a --config YAML's `model:` key (vllm PR #18999)
+        ("error: ambiguous option: ",),
+        K.ARGS_AMBIGUOUS,
+        r"error: ambiguous option: (?P<option>--?[\w-]+)(?:=\S*)? could match (?P<flags>--?[\w-]+(?:, --?[\w-]+)*)",
+        lambda m: {"message": m["option"], "component": m["flags"]},
+    ),
     wording(  # argparse's stop for an argument it requires, with the program it parses for (`vllm serve`)
         ("error: the following arguments are required: ",),
         K.ARGS_REQUIRED,
