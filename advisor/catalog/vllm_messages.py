@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache, cached_property
 from importlib import resources
@@ -142,9 +142,10 @@ class MessageCatalog:
             int, tuple[re.Pattern[str], re.Pattern[str] | None, list[tuple[re.Pattern[str], int]]]
         ] = {}
 
-    def match(self, text: str) -> list[CatalogMatch]:
+    def match(self, text: str, logged_in: str | None = None) -> list[CatalogMatch]:
         """vLLM's messages in `text`, the most specific first; a message quoted inside another's field (a
-        worker's error inside "Worker failed with error '…'") ranks before the wrapper."""
+        worker's error inside "Worker failed with error '…'") ranks before the wrapper; among equals, the one said
+        in `logged_in`, the file the line's logger names."""
         found = []
         candidates = sorted({i for word in set(_WORD.findall(text)) for i in self._by_word.get(word.lower(), ())})
         for index in candidates:
@@ -163,7 +164,7 @@ class MessageCatalog:
                 cut = _cut_match(pattern, text) or _cut_at_start(pattern, text) or _cut_inside(pattern, text)
                 if cut is not None:
                     found.append(_as_match(self.entries[index], cut, partial=True))
-        return _most_specific_first(found)
+        return _most_specific_first(found, logged_in)
 
     def check(self, statement: str) -> CatalogMatch | None:
         """The wordless assert of vLLM's whose statement this is (`assert token_lora_mapping.size(0) == M`, as a
@@ -371,9 +372,20 @@ def check_statement(text: str) -> str:
 def _also_in(entry: dict[str, Any], place: dict[str, Any], release: str | None) -> list[str]:
     """The other files that hold a wordless check's statement: with the server's release known, those of that
     release only (0.12's LoRA kernels, not 0.8's files of other names)."""
-    minor = _minor(release)[:2] if release else ()
-    places = [p for p in entry.get("places", ()) if not minor or _minor(p["first"]) <= minor <= _minor(p["last"])]
+    places = entry.get("places", ())
+    places = _covering(places, release) if release else places
     return sorted({p["file"] for p in places} - {place["file"]})
+
+
+def _covering(places: Iterable[dict[str, Any]], release: str | None) -> list[dict[str, Any]]:
+    """The places whose span of minors holds the release's (none without a release)."""
+    minor = _minor(release)[:2] if release else ()
+    return [p for p in places if minor and _minor(p["first"]) <= minor <= _minor(p["last"])]
+
+
+def _file_name(path: str | None) -> str:
+    """A file's own name, from a catalog path (`vllm/utils/argparse_utils.py`) or a log header's `file.py:257`."""
+    return path.split(":", 1)[0].rsplit("/", 1)[-1] if path else ""
 
 
 # A comma vLLM's words glue to the next word (`MTP layer,which may result …`, vllm/config/speculative.py): a person who
@@ -452,16 +464,14 @@ def _place_for(entry: dict[str, Any], release: str | None, logged_in: str | None
     before `hpu_worker.py`) and the default engine's before the other (V0's before 0.8, V1's from it), else the
     newest of those places (the entry's own when no header narrows them)."""
     places = entry.get("places", ())
-    named = logged_in.split(":", 1)[0].rsplit("/", 1)[-1] if logged_in else ""
-    in_named = [p for p in places if named and p["file"].rsplit("/", 1)[-1] == named]
+    in_named = _said_in(places, logged_in)
     if in_named:
         places = in_named
         entry = max(in_named, key=lambda place: _minor(place["last"]))
-    minor = _minor(release)[:2] if release else ()
-    covering = [p for p in places if minor and _minor(p["first"]) <= minor <= _minor(p["last"])]
+    covering = _covering(places, release)
     if not covering:
         return entry
-    v1_default = minor >= vllm_defaults.V1_DEFAULT_FROM[:2]
+    v1_default = _minor(release)[:2] >= vllm_defaults.V1_DEFAULT_FROM[:2]
     return min(
         covering,
         key=lambda place: (_platform_file(place["file"]), place["file"].startswith("vllm/v1/") != v1_default),
@@ -708,9 +718,17 @@ def _distinctive(found: re.Match[str], kept: int) -> bool:
     return has_field or kept >= MIN_INSIDE_PLAIN or _NAME_LIKE.search(found.group()) is not None
 
 
-def _most_specific_first(found: list[CatalogMatch]) -> list[CatalogMatch]:
+def _said_in(places: Iterable[dict[str, Any]], logged_in: str | None) -> list[dict[str, Any]]:
+    """The places in the file a log line's header names (none without one)."""
+    named = _file_name(logged_in)
+    return [p for p in places if named and _file_name(p["file"]) == named]
+
+
+def _most_specific_first(found: list[CatalogMatch], logged_in: str | None = None) -> list[CatalogMatch]:
     """Drop a match whose field holds another match (the wrapper of a quoted cause); then the longest
-    literal text first, a whole match before a partial one."""
+    literal text first, a whole match before a partial one, and among equals one said in the file the line's logger
+    names: a paste cut inside words a release raised in one file and a later one logs in another
+    (`[argparse_utils.py:257] With \\`vllm serve\\`, you should provide…`) is the logged one."""
     inner = [
         m
         for m in found
@@ -719,4 +737,6 @@ def _most_specific_first(found: list[CatalogMatch]) -> list[CatalogMatch]:
             for other in found
         )
     ]
-    return sorted(inner or found, key=lambda m: (m.partial, -m.literal_chars))
+    return sorted(
+        inner or found, key=lambda m: (m.partial, -m.literal_chars, not _said_in(m.entry.get("places", ()), logged_in))
+    )

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -533,10 +533,9 @@ def _error_event(
     common = {"raw": piece.text, "line_no": line_no, "source_file": source, "level": state.level}
     if exception is not None and _reply_timed_out(exception, frames, state):
         return LogEvent(kind=LogEventKind.RPC_TIMEOUT, message=exception[0], **common)
-    matches = _catalog_matches(text, exception)
+    matches = _catalog_matches(text, exception, state.logged_in or _header_file(text))
     if matches:
-        first = _logged_there_first(matches, state.logged_in or _header_file(text))[0]
-        return _catalog_once(first, text, exception, phase, common, state, result)
+        return _catalog_once(matches[0], text, exception, phase, common, state, result)
     read, event = _read_check(text, exception, frames, code, (phase, common), state, result)
     if read:
         return event
@@ -549,10 +548,10 @@ def _error_event(
     return _unplaced_once(exception, frames, code, text, phase, {**common, "calls": list(calls)}, state, result)
 
 
-def _catalog_matches(text: str, exception: tuple[str, str] | None) -> list[CatalogMatch]:
+def _catalog_matches(text: str, exception: tuple[str, str] | None, logged_in: str | None) -> list[CatalogMatch]:
     """The catalog's messages in the line: none for Python's own exceptions or their words (not vLLM's), and an
     assert's words only as that AssertionError's (elsewhere they are someone else's sentence)."""
-    matches = [] if exception and _PYTHON_OWN.match(exception[1]) else message_catalog().match(text)
+    matches = [] if exception and _PYTHON_OWN.match(exception[1]) else message_catalog().match(text, logged_in)
     # A line that wraps Python's words under another name (LiteLLM's `VLLMException - No module named 'vllm'`) holds
     # them without their class: the span the entry matched is Python's wording all the same.
     matches = [m for m in matches if not _PYTHON_OWN.match(text[m.span[0] : m.span[1]].strip())]
@@ -568,20 +567,6 @@ _HEADER_FILE = re.compile(r"\[(?P<file>\w+\.py):\d+\]")
 def _header_file(text: str) -> str | None:
     found = _HEADER_FILE.search(text)
     return found["file"] if found else None
-
-
-def _logged_there_first(matches: list[CatalogMatch], logged_in: str | None) -> list[CatalogMatch]:
-    """The matches in their order (whole before cut, the most literal text first), and among equals the one said in
-    the file the line's header names: a paste cut inside words that a release raised in one file and a later one logs
-    in another (`[argparse_utils.py:257] With \\`vllm serve\\`, you should provide…`) is the logged one."""
-    named = logged_in.split(":", 1)[0].rsplit("/", 1)[-1] if logged_in else ""
-    if not named:
-        return matches
-
-    def said_there(match: CatalogMatch) -> bool:
-        return any(place["file"].rsplit("/", 1)[-1] == named for place in match.entry.get("places", ()))
-
-    return sorted(matches, key=lambda m: (m.partial, -m.literal_chars, not said_there(m)))
 
 
 def _after_assertion_class(text: str, match: CatalogMatch) -> bool:
@@ -638,7 +623,6 @@ def _wordless_check(
         files = {place["file"] for place in found.entry.get("places", ())}
         if not any(state.pytest_path.endswith(file) for file in files):
             return []
-        state.pytest_vllm = True
     return [found] if found else []
 
 
@@ -646,13 +630,7 @@ def _retract_checks(code: str, result: LogReadResult) -> None:
     """A traceback whose last frame printed a statement read earlier as vLLM's wordless check (pasted as a title above
     it): its frames say where that statement ran, in vLLM or not, so the earlier reading is dropped."""
     said = check_statement(code)
-    kept = [
-        event
-        for event in result.events
-        if not (event.catalog and event.catalog.kind == "check" and check_statement(event.catalog.template) == said)
-    ]
-    result.catalog_messages -= len(result.events) - len(kept)
-    result.events = kept
+    _drop_checks(result, lambda event: check_statement(event.catalog.template) == said)
 
 
 def _note_pytest(text: str, state: _ParseState, result: LogReadResult) -> None:
@@ -661,14 +639,22 @@ def _note_pytest(text: str, state: _ParseState, result: LogReadResult) -> None:
     package's, not vLLM's, so a check read from it is dropped."""
     location = _PYTEST_LOCATION.match(text)
     if location:
-        state.pytest_piece, state.pytest_path, state.pytest_vllm = state.pieces, location["path"], False
-    elif state.pytest_vllm:
+        state.pytest_piece, state.pytest_path = state.pieces, location["path"]
         return
-    elif _PYTEST_FAILURE.match(text) and state.untraced is not None and state.untraced_piece == state.pieces - 1:
-        if state.untraced.catalog is not None and state.untraced.catalog.kind == "check":
-            result.events = [event for event in result.events if event is not state.untraced]
-            result.catalog_messages -= 1
-            state.untraced = None
+    check = state.untraced
+    if not _PYTEST_FAILURE.match(text) or check is None or state.untraced_piece != state.pieces - 1:
+        return
+    if state.pytest_piece and state.pytest_piece == state.untraced_piece - 1:
+        return  # read under pytest's location in the vLLM file that holds it (`_wordless_check`): vLLM's
+    _drop_checks(result, lambda event: event is check)
+    state.untraced = None
+
+
+def _drop_checks(result: LogReadResult, which: Callable[[LogEvent], bool]) -> None:
+    """Take back the wordless-check readings `which` picks, and their count in the read summary."""
+    kept = [e for e in result.events if not (e.catalog is not None and e.catalog.kind == "check" and which(e))]
+    result.catalog_messages -= len(result.events) - len(kept)
+    result.events = kept
 
 
 _PYTEST_LOCATION = re.compile(r"^(?P<path>[\w./\\-]+\.py):\d+: in \w+$")
@@ -1113,7 +1099,6 @@ class _ParseState:
     traceback_piece: int = 0
     pytest_piece: int = 0  # the logical line pytest's last location line (`pkg/x.py:40: in f`) was on
     pytest_path: str = ""  # the file that location line names
-    pytest_vllm: bool = False  # and the statement under it was vLLM's check in that file
     pieces: int = 0  # the logical lines read so far (a carrier may split one line in two physical ones)
 
 
