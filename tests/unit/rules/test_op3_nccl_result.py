@@ -9,6 +9,7 @@ from rules.catalog.op3_nccl_result import RULE_NCCL_RESULT
 from rules.catalog.op7_environment import RULE_NCCL_SYSTEM
 from rules.events import LogEventKind as K
 from rules.facts import Facts
+from tests.unit.rules.factories import top_finding
 
 TORCH = "torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.cpp:93, {}"
 
@@ -223,8 +224,6 @@ def test_nccls_nvls_transport_failing_its_setup_proposes_turning_nvls_off():
 def test_nvls_multicast_memory_that_could_not_be_bound_is_the_nvls_transport_with_or_without_its_file():
     # aarora79/agentic-coding-harness-benchmarks PR #173, verbatim: every TP=8 start on a p5en.48xlarge failed until
     # NCCL_NVLS_ENABLE=0
-    from tests.unit.rules.factories import top_finding
-
     for line in (
         "transport/nvls.cc:287 NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory",
         "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error 401",
