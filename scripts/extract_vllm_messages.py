@@ -1027,61 +1027,69 @@ def _merge_pairs(
     return sorted(merged.values(), key=lambda row: (row[keys[0]], row[keys[1]]))
 
 
-def build_header(
-    results: list[VersionResult], entries: list[dict[str, Any]], skipped: dict[str, str], failed: dict[str, str]
-) -> dict[str, Any]:
-    versions = []
-    for minor, releases in releases_read(results).items():
-        of_minor = [result for result in results if result.minor == minor]
-        newest = next(result for result in of_minor if result.release == releases[-1])
-        keys = {entry_key(e): e for result in of_minor for e in result.entries}
-        versions.append(
-            {
-                "minor": minor,
-                "release": newest.release,
-                "releases": releases,
-                "files": newest.files,
-                "engine_args_fields": newest.engine_fields,
-                "entries": len(keys),
-                "with_flag": sum(1 for e in keys.values() if e["flags"]),
-                "with_env": sum(1 for e in keys.values() if e["env"]),
-                "unparsed_files": {path: why for result in of_minor for path, why in result.unparsed.items()},
-            }
-        )
+CATALOG_ABOUT = (
+    "Messages vLLM raises (raise X(...)), logs at warning, error, critical or exception level, or "
+    "answers a request with (create_error_response(...), an HTTP error body), and the asserts it checks "
+    "(kind assert: with words; kind check: a wordless one-line assert, its statement as the message), "
+    "extracted from vLLM's released wheels on PyPI (package vllm, Apache-2.0). file and line are "
+    "within the wheel's vllm/ tree (line: in the newest version that has the entry). versions are minors; "
+    "first_release / last_release name the first (last) patch where it is not the first (newest) patch read "
+    "of that minor (each minor's patches read: versions[].releases)."
+)
+PATTERN_SYNTAX = (
+    "Python re; literal text escaped, each variable part a named group (?P<name>.+?), the last "
+    "one greedy (.+) so re.search over a pasted line captures all of its value; [a|b] in message "
+    "is a conditional part. Groups do not span lines: search line by line, or join a wrapped message."
+)
+
+
+def minor_summary(minor: str, releases: list[str], results: list[VersionResult]) -> dict[str, Any]:
+    """One minor's line of the header: its newest patch's files and fields, and counts over all its patches'
+    distinct entries, so a message only an older patch has still counts for that minor."""
+    of_minor = [result for result in results if result.minor == minor]
+    newest = next(result for result in of_minor if result.release == releases[-1])
+    keys = {entry_key(e): e for result in of_minor for e in result.entries}
+    return {
+        "minor": minor,
+        "release": newest.release,
+        "releases": releases,
+        "files": newest.files,
+        "engine_args_fields": newest.engine_fields,
+        "entries": len(keys),
+        "with_flag": sum(1 for e in keys.values() if e["flags"]),
+        "with_env": sum(1 for e in keys.values() if e["env"]),
+        "unparsed_files": {path: why for result in of_minor for path, why in result.unparsed.items()},
+    }
+
+
+def catalog_totals(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    """The merged catalog's counts, by kind and phase, as docs/vllm-messages.md quotes them."""
     phases: dict[str, int] = {}
     for entry in entries:
         phases[entry["phase"]] = phases.get(entry["phase"], 0) + 1
+    totals: dict[str, Any] = {
+        "entries": len(entries),
+        "with_flag": sum(1 for e in entries if e["flags"]),
+        "with_env": sum(1 for e in entries if e["env"]),
+    }
+    for kind in ("raise", "log", "response", "assert", "check"):
+        totals[kind] = sum(1 for e in entries if e["kind"] == kind)
+    totals["phases"] = dict(sorted(phases.items()))
+    return totals
+
+
+def build_header(
+    results: list[VersionResult], entries: list[dict[str, Any]], skipped: dict[str, str], failed: dict[str, str]
+) -> dict[str, Any]:
     return {
-        "about": (
-            "Messages vLLM raises (raise X(...)), logs at warning, error, critical or exception level, or "
-            "answers a request with (create_error_response(...), an HTTP error body), and the asserts it checks "
-            "(kind assert: with words; kind check: a wordless one-line assert, its statement as the message), "
-            "extracted from vLLM's released wheels on PyPI (package vllm, Apache-2.0). file and line are "
-            "within the wheel's vllm/ tree (line: in the newest version that has the entry). versions are minors; "
-            "first_release / last_release name the first (last) patch where it is not the first (newest) patch read "
-            "of that minor (each minor's patches read: versions[].releases)."
-        ),
+        "about": CATALOG_ABOUT,
         "command": COMMAND,
         "generated_by": "scripts/extract_vllm_messages.py",
-        "pattern_syntax": (
-            "Python re; literal text escaped, each variable part a named group (?P<name>.+?), the last "
-            "one greedy (.+) so re.search over a pasted line captures all of its value; [a|b] in message "
-            "is a conditional part. Groups do not span lines: search line by line, or join a wrapped message."
-        ),
-        "versions": versions,
+        "pattern_syntax": PATTERN_SYNTAX,
+        "versions": [minor_summary(minor, releases, results) for minor, releases in releases_read(results).items()],
         "skipped": skipped,
         "failed": failed,
-        "totals": {
-            "entries": len(entries),
-            "with_flag": sum(1 for e in entries if e["flags"]),
-            "with_env": sum(1 for e in entries if e["env"]),
-            "raise": sum(1 for e in entries if e["kind"] == "raise"),
-            "log": sum(1 for e in entries if e["kind"] == "log"),
-            "response": sum(1 for e in entries if e["kind"] == "response"),
-            "assert": sum(1 for e in entries if e["kind"] == "assert"),
-            "check": sum(1 for e in entries if e["kind"] == "check"),
-            "phases": dict(sorted(phases.items())),
-        },
+        "totals": catalog_totals(entries),
     }
 
 
