@@ -78,7 +78,7 @@ FIGURES = (
 )
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="bench-out/engine-vs-vllm", help="folder for ramps, logs and summary.json")
     parser.add_argument("--quick", action="store_true", help="1 and 4 streams, 10 s steps (a smoke run)")
@@ -110,24 +110,39 @@ def main(argv: list[str] | None = None) -> int:
         help="model dir or name both engines serve (default: the embedded SmolLM2); e.g. a "
         "benchmarks.synthetic_model checkpoint on a GPU machine",
     )
-    args = parser.parse_args(argv)
-    if args.rounds < 1:
-        parser.error(f"--rounds {args.rounds}: must be at least 1")
+    return parser
+
+
+def checked_inputs(args: argparse.Namespace) -> tuple[list[str], list[float]] | None:
+    """The workloads and stream levels to run, or None after one line on stderr naming the bad input: a run
+    that cannot start is refused before an engine is."""
     if args.only != "bundled" and (reason := vllm_unavailable_reason()):
         print(f"engine_vs_vllm: vLLM is the baseline and cannot start here: {reason}", file=sys.stderr)
-        return 2
+        return None
     workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
     unknown = sorted(set(workloads) - set(WORKLOADS))
     if unknown:
         print(f"engine_vs_vllm: unknown workload {unknown}; choose from {sorted(WORKLOADS)}", file=sys.stderr)
-        return 2
+        return None
     levels = [1.0, 4.0] if args.quick else LEVELS
     if args.levels:
         try:
             levels = [float(v) for v in args.levels.split(",") if v.strip()]
         except ValueError:
             print(f"engine_vs_vllm: --levels {args.levels!r}: give stream counts like 16,64", file=sys.stderr)
-            return 2
+            return None
+    return workloads, levels
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.rounds < 1:
+        parser.error(f"--rounds {args.rounds}: must be at least 1")
+    inputs = checked_inputs(args)
+    if inputs is None:
+        return 2
+    workloads, levels = inputs
     step_s = 10.0 if args.quick else args.step_s
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
