@@ -33,10 +33,11 @@ MIN_PARTIAL_LITERAL = 24
 # A message with less literal text than that ("unexpected error", "model is required") is common English: inside
 # another line (Ray's "… crashed unexpectedly due to SIGSEGV or other unexpected errors.") it is not vLLM's. Such a
 # message matches only where a message starts (the line's start, after a class's or logger's `: `, `] `, a dash or
-# a quote, or a Chinese sentence's full-width colon: `一直报错：Unknown part type: audio`, dasheng-lm#31) and, with no
-# field to end it, only where the line then ends.
-_SHORT_START = r"""(?:^|(?<=[:\]'"\-：])\s*)"""
-_SHORT_END = r"""[\s.!'"})\],]*$"""
+# a quote or backtick, or a Chinese sentence's full-width colon: `一直报错：Unknown part type: audio`, dasheng-lm#31)
+# and, with no field to end it, only where the line then ends, or its inline code does (a sentence quoting
+# `RuntimeError: UVA is not available`, syv-ai/qwen38-27b-rtx3090 PR #77).
+_SHORT_START = r"""(?:^|(?<=[:\]'"`\-：])\s*)"""
+_SHORT_END = r"""(?:[\s.!'"})\],]*$|[.!'"]*`)"""
 NEAREST_SHARED_WORDS = 2  # words an unknown error must share with a message for it to count as near
 CUT_CANDIDATES = 5  # entries tried for a paste cut mid-sentence, those sharing most of its words
 RAREST_WORDS_OF_CUT = 3  # a cut paste's rarest words whose entries join those candidates
@@ -44,6 +45,7 @@ RAREST_WORDS_OF_CUT = 3  # a cut paste's rarest words whose entries join those c
 _QUOTED = re.compile(r"""(?=(['"`])([^'"`\s]+)\1)""")
 # A value an error's own words quote (its quotes need not pair: a person's paste, not vLLM's source).
 _QUOTED_IN_ERROR = re.compile(r"""['"`]([^'"`\s]{6,80})['"`]""")
+MODEL_FILES = "vllm/model_executor/models/"  # one model's code each
 MAX_NAMING = 3  # messages that may quote one value before it counts as too common to tell anything
 # A value no English word could be: 6 to 80 characters of a name, with a symbol, digit or underscore in it.
 _DISTINCT_VALUE = re.compile(r"^(?=.{6,80}$)(?=.*[&_.:/\d-])[\w&.:/-]+$")
@@ -204,7 +206,12 @@ class MessageCatalog:
         holders = self._quoting.get(value, [])
         if not holders or len(holders) > MAX_NAMING:
             return None
-        newest = max((self.entries[i] for i in holders), key=lambda entry: _minor(entry["last"]))
+        # one model's file speaks of that model's config (unlimited_ocr2's `eos_token_id`), not of the value an error
+        # elsewhere names
+        general = [self.entries[i] for i in holders if not self.entries[i]["file"].startswith(MODEL_FILES)]
+        if not general:
+            return None
+        newest = max(general, key=lambda entry: _minor(entry["last"]))
         return CatalogMatch(newest, {}, (0, 0), (), 0, True).ref()
 
     def naming_in(self, said: str) -> CatalogRef | None:
@@ -321,6 +328,12 @@ class MessageCatalog:
                         break
         if match is None:
             return None
+        closing = _closing_backtick(match, text)
+        if closing is not None:  # quoted as inline code: its value ends where the code does, unless that was a
+            # backtick of vLLM's own words (`--flag`), when the match without it stands
+            inside = self._match_entry(index, text[:closing], folded)
+            if inside is not None:
+                return inside
         return _as_match(self.entries[index], match, partial, fields=_one_word_lead(match, text))
 
     def _patterns(
@@ -335,6 +348,18 @@ class MessageCatalog:
             unended = re.compile(pattern.removesuffix(r"\.") + r"\s*$") if pattern.endswith(r"\.") else None
             self._compiled[index] = (re.compile(pattern), unended, _leading_sentences(pattern))
         return self._compiled[index]
+
+
+def _closing_backtick(match: re.Match[str], text: str) -> int | None:
+    """Where the inline code a message was quoted in closes, when it closes inside the match (`` `Unknown image model
+    type: llama`) ``: a field's greedy group would take the backtick and what follows it)."""
+    start = match.start()
+    while start < len(text) and text[start].isspace():
+        start += 1
+    if start == 0 or text[start - 1] != "`":
+        return None
+    closing = text.find("`", start, match.end())
+    return closing if closing > start else None
 
 
 # The literal words of Python's own AttributeError messages (`'X' object has no attribute 'y'`, `module 'x' has no

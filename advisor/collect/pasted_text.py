@@ -20,9 +20,12 @@ from typing import Any, Literal, NamedTuple
 from rules.components import MESSAGE_COMPONENTS, component_of_path
 from rules.literals import mapping_of
 
+# A module's or class's name, ASCII: \w would take the ideographs before it as part of the name
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 # What may stand just before an exception's class in a line: its start, a space, a colon, a quote, a bracket, the
-# inline code's backtick, a CJK sentence's full-width punctuation
-_BEFORE_CLASS = r"""(?:^|(?<=[\s:'"(\[>`：，。、（【「]))"""
+# inline code's backtick, a CJK sentence's full-width punctuation, or its last ideograph, since Chinese and Japanese
+# put no space before a Latin word (`使用VLLM推理报错AttributeError: …`, eosphoros-ai/DB-GPT#1600)
+_BEFORE_CLASS = r"""(?:^|(?<=[\s:'"(\[>`：，。、（【「\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))"""
 # The line a Python exception ends with, anywhere in a line (after a syslog prefix, a pod name, an issue's
 # "[Bug]: ", Markdown's inline code "`", a CJK sentence's full-width punctuation: `报错：KeyError: …`,
 # OpenBMB/MiniCPM#141): a dotted class name ending in Error or Exception (or a bare `Exception`),
@@ -30,8 +33,8 @@ _BEFORE_CLASS = r"""(?:^|(?<=[\s:'"(\[>`：，。、（【「]))"""
 # `triton.runtime.errors.OutOfResources:`, Dynamo's `torch._dynamo.exc.Unsupported:`), which a traceback prints in
 # full.
 _EXCEPTION = re.compile(
-    rf"{_BEFORE_CLASS}(?P<cls>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception)|Exception)"
-    r"|(?:[a-z_]\w*\.)+[A-Z][A-Za-z0-9]*(?=:\s))"
+    rf"{_BEFORE_CLASS}(?P<cls>(?:{_NAME}\.)*(?:[A-Z][A-Za-z0-9_]*(?:Error|Exception)|Exception)"
+    r"|(?:[a-z_][A-Za-z0-9_]*\.)+[A-Z][A-Za-z0-9]*(?=:\s))"
     r"(?::\s*(?P<msg>.*?))?\s*$"
 )
 # A line that begins a record of its own: a level, a date or time, a process prefix, a frame, a traceback.
@@ -223,7 +226,7 @@ _STRUCT_KEYWORD = re.compile(r"(?:^|(?<=[\s:：]))(?P<msg>Unexpected keyword arg
 # An exception as its repr, as V0's engine logs it and a person pastes it (`问题：AttributeError("'Qwen3ForCausalLM'
 # object has no attribute 'pooler'")`, gpustack/gpustack#2193): the class, a quoted message, the closing parenthesis
 _REPR = re.compile(
-    rf"{_BEFORE_CLASS}(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))"
+    rf"{_BEFORE_CLASS}(?P<cls>(?:{_NAME}\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception))"
     r"\((?P<q>['\"])(?P<msg>.*)(?P=q),?\)\s*$"
 )
 # Python's AttributeError message alone on its line, as a JSON string or an API's `detail` shows it (ipex-llm#13012:

@@ -178,6 +178,14 @@ def test_the_one_message_quoting_a_distinct_value_is_vllms_words_for_it():
     assert message_catalog().naming("no_such_value_anywhere") is None
 
 
+def test_a_models_own_file_does_not_name_a_value_for_errors_elsewhere():
+    # eosphoros-ai/DB-GPT#1600's `'TokenizerGroup' object has no attribute 'eos_token_id'` was once sent to
+    # unlimited_ocr2.py's page-count guard; phi4flash.py alone quotes `layer_idx`
+    ref = message_catalog().naming("eos_token_id")
+    assert ref is not None and not ref.file.startswith("vllm/model_executor/models/")
+    assert message_catalog().naming("layer_idx") is None
+
+
 def test_a_run_from_inside_a_message_matches_when_it_keeps_enough_of_vllms_words():
     """mem0ai/mem0#3133 quoted the middle of vLLM's refusal, cut at both ends; a home-lab PR's excerpt (rwlove/home-ops
     PR #13226) kept two runs of the Mamba check around its own ellipsis. A run shorter than a cut needs, or a line

@@ -449,6 +449,14 @@ def test_an_exception_after_a_cjk_sentences_full_width_colon_is_found():
     assert exception_in("[Bug]: vllm 推理量化权重报错：KeyError: 'lm_head.weight'") == ("KeyError", "'lm_head.weight'")
 
 
+def test_an_exception_glued_to_a_cjk_sentences_last_ideograph_is_found_and_its_class_is_only_ascii():
+    # eosphoros-ai/DB-GPT#1600, verbatim (an issue title): "inference with vLLM fails" with no space before the class
+    line = "使用VLLM推理报错AttributeError: 'TokenizerGroup' object has no attribute 'eos_token_id'"
+    assert exception_in(line) == ("AttributeError", "'TokenizerGroup' object has no attribute 'eos_token_id'")
+    assert exception_in("モデル読み込みでValueError: bad value") == ("ValueError", "bad value")
+    assert exception_in("xAttributeError: glued to a Latin letter is a word of its own") is None
+
+
 def test_msgspecs_keyword_refusal_without_its_class_is_a_type_error():
     # zai-org/GLM-4#663, verbatim (an issue title): "openai_api_server fails on a request:"
     line = "openai_api_server接收请求报错：Unexpected keyword argument 'use_beam_search'"
