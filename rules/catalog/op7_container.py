@@ -17,6 +17,8 @@ mount belongs to root. Sources: vllm#44548 (OpenShift, `USER` set fixed it), ody
 
 from __future__ import annotations
 
+import re
+
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
@@ -111,6 +113,8 @@ def _check_cache(facts: Facts) -> list[Finding]:
         return [_homeless_cache(paths, events, library)]
     if events[0].component == "read_only":
         return [_read_only_cache(paths, events, variable, what)]
+    if events[0].component == "package":
+        return [_package_not_writable(paths, events)]
     return [
         RULE_CACHE.finding(
             Severity.CRITICAL,
@@ -153,6 +157,37 @@ def _read_only_cache(paths: list[str], events: list[LogEvent], variable: str, wh
             "cache directory and keep the models read-only beside it.",
         ],
         confidence=0.85,
+    )
+
+
+# Python's install folders: where a library writing inside its own package writes
+_PACKAGES = re.compile(r"^(?P<root>.*?/(?:site|dist)-packages)/(?P<package>[^/]+)")
+
+
+def _package_not_writable(paths: list[str], events: list[LogEvent]) -> Finding:
+    """A library that writes inside its own installed package (FlashInfer links its cubins there) under a user that
+    may not write the image's install folders: no cache variable moves it, so the folder's permissions are the fix
+    (ai-dynamo/dynamo PR #12770: group write on flashinfer_cubin's cubins for OpenShift's arbitrary uid in group 0)."""
+    found = _PACKAGES.match(paths[0])
+    folder = f"{found['root']}/{found['package']}" if found else paths[0]
+    package = found["package"] if found else "the package"
+    return RULE_CACHE.finding(
+        Severity.CRITICAL,
+        f"the process may not write inside the installed package {package}, where a library keeps files it makes "
+        "at run time",
+        summary=f"A library writes inside an installed package's folder ({paths[0]}) when it first runs, as "
+        "FlashInfer does for the TensorRT-LLM MoE kernels' cubins. The image installed it as root, and the server "
+        "runs as another user (a non-root image, OpenShift's arbitrary uid in group 0), so the write is refused "
+        "and the engine fails there, at start or at the first request that needs the kernel.",
+        evidence=[c.log_evidence(e, name="package not writable", value=e.message) for e in events[:3]],
+        actions=[
+            f"Let the server's user write that folder in the image: `chgrp -R 0 {folder} && chmod -R g+w {folder}` "
+            f"for OpenShift's arbitrary uid (group 0), or `chown -R <uid> {folder}` for a fixed uid (ai-dynamo/dynamo "
+            "PR #12770 did the first for flashinfer_cubin).",
+            "Or run the server as the user that installed the packages (root in most images), at the cost of "
+            "running as root.",
+        ],
+        confidence=0.8,
     )
 
 
@@ -217,7 +252,8 @@ RULE_CACHE = Rule(
     check=_check_cache,
     needs=("events",),
     page=RulePage(
-        checks="`[Errno 13] Permission denied` or `[Errno 30] Read-only file system` on a path with `cache` in it, or "
+        checks="`[Errno 13] Permission denied` or `[Errno 30] Read-only file system` on a path with `cache` in it or "
+        "inside an installed package (site-packages, dist-packages), or "
         "Triton's `.triton` and inductor's `torchinductor_` directories (their caches' parents).",
         why="vLLM and FlashInfer, Triton, torch.compile and Hugging Face write caches at start; a directory owned "
         "by root or read-only stops the engine.",
@@ -226,10 +262,15 @@ RULE_CACHE = Rule(
         "(odysseus-dev/odysseus#6157).",
         fix="The directory owned by the server's user; or the library's cache variable (VLLM_CACHE_ROOT, "
         "FLASHINFER_WORKSPACE_BASE, HF_HOME, TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR, XDG_CACHE_HOME) at a "
-        "writable directory; or the server run as the directory's owner (`docker run --user`).",
-        limits="Reads paths with `cache` in them; another path on a read-only file system is OP-7.165's, and a model "
-        "directory or a log file it may not write for a permission is another error, read as such.",
-        references=["https://github.com/odysseus-dev/odysseus/issues/6157"],
+        "writable directory; or the server run as the directory's owner (`docker run --user`). Inside an installed "
+        "package no variable moves the write: the folder's permissions in the image (ai-dynamo/dynamo PR #12770).",
+        limits="Reads paths with `cache` in them or inside site-packages; another path on a read-only file system is "
+        "OP-7.165's, and a model directory or a log file it may not write for a permission is another error, read "
+        "as such.",
+        references=[
+            "https://github.com/odysseus-dev/odysseus/issues/6157",
+            "https://github.com/ai-dynamo/dynamo/pull/12770",
+        ],
     ),
 )
 

@@ -9,7 +9,9 @@ the cause threads confirm is nearly always the GPU: DeepGEMM is written for Hopp
 (vllm#47169: Qwen3.6-27B-FP8 on vLLM 0.24.0, VLLM_USE_DEEP_GEMM=0 avoided it; deepseek-ai/DeepGEMM PR #324, a
 comment: vLLM main routed SM120 FP8 through a DeepGEMM revision without SM120 support). On Hopper or SM100 the same
 words are a shape or layout DeepGEMM did not expect (vllm#40987: DeepSeek-V4 with MTP and expert parallelism), a bug
-to report, and the same switch is the way around it where the model has another kernel.
+to report, and the same switch is the way around it where the model has another kernel. Its JIT's own checks (its
+csrc/jit/ folder: `compiler.hpp`, then `NVCC version should be >= 12.3` or `NVCC compilation failed`) are the toolkit
+it compiles with, not the GPU: NVCC 12.1 on an RTX 5090 (vllm PR #49051), a DeepGEMM installed wrongly (vllm#24547).
 """
 
 from __future__ import annotations
@@ -19,20 +21,31 @@ import re
 from rules.catalog import common as c
 from rules.events import LogEvent
 from rules.facts import Facts
-from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
+from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 
 DEEP_GEMM_ENV = "VLLM_USE_DEEP_GEMM"
-DEEPGEMM_ASSERT = re.compile(r"Assertion error \((?P<path>[^()]*deep_?gemm[^()]*)\):\s*(?P<what>\S.*)?", re.IGNORECASE)
+# DeepGEMM's files by their path: a folder named for it (vLLM's `.deps/deepgemm-src`), or its own source tree's JIT
+# compiler and kernel wrappers (`csrc/apis/../jit_kernels/impls/../../jit/compiler.hpp`, a wheel built from it)
+DEEPGEMM_ASSERT = re.compile(
+    r"Assertion error \((?P<path>[^()]*(?:deep_?gemm|jit/compiler\.hpp|jit_kernels/)[^()]*)\):\s*(?P<what>\S.*)?",
+    re.IGNORECASE,
+)
+# DeepGEMM's JIT, its csrc/jit/ folder: it compiles each kernel at first use with the CUDA toolkit's NVCC (12.3 or
+# newer), found through CUDA_HOME, and loads what it built (compiler.hpp checks NVCC and the build, kernel_runtime.hpp
+# the loading); its jit_kernels/ folder is the kernels' own shape checks
+_JIT = re.compile(r"/jit/|NVCC", re.IGNORECASE)
 # The conditions DeepGEMM checks when it picks a kernel for the GPU (its recipe, its scale-factor layout, the arch);
 # any other is a shape or layout check on the call itself.
 _GPU_CHECK = re.compile(r"recipe|architecture|\barch\b|SF transformation|\bsm_?\d+", re.IGNORECASE)
 
 
 def _deepgemm_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
-    what = (match["what"] or "").strip().rstrip("'\"`")
+    what = _unquoted((match["what"] or "").strip())
     source = match["path"].replace("\\", "/").rsplit("/", 1)[-1]
     evidence = c.log_evidence(event, name="DeepGEMM assertion", value=what or source)
     evidence.description = f"DeepGEMM's own check, in its {source}"
+    if _JIT.search(f"{match['path']} {what}"):
+        return _jit_finding(evidence, what or source)
     gpu = not what or _GPU_CHECK.search(what) is not None
     return RULE_DEEPGEMM.finding(
         Severity.CRITICAL,
@@ -43,15 +56,7 @@ def _deepgemm_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Fi
         "(SM100); on an SM120 or SM121 GPU (RTX PRO 6000, RTX 50 series, GB10) its warm-up meets `Unknown recipe` or "
         "`Unsupported architecture`. On Hopper or SM100 the same words are a shape or layout it did not expect.",
         evidence=[evidence],
-        changes=[
-            ConfigChange(
-                flag=DEEP_GEMM_ENV,
-                current=None,
-                proposed="0",
-                reason="vLLM takes its other FP8 GEMM and MoE kernels (CUTLASS, Triton) instead of DeepGEMM's",
-                kind="env",
-            )
-        ],
+        changes=[_switch_off("vLLM takes its other FP8 GEMM and MoE kernels (CUTLASS, Triton) instead of DeepGEMM's")],
         actions=[
             f"Set {DEEP_GEMM_ENV}=0 in the server's environment: vLLM then uses its other kernels for the model's FP8 "
             "layers (vllm#47169's reporter started Qwen3.6-27B-FP8 on an RTX PRO 6000 so).",
@@ -66,6 +71,44 @@ def _deepgemm_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Fi
     )
 
 
+def _unquoted(what: str) -> str:
+    """The condition without the Markdown backtick or quote a paste closed the line with; a quote the condition's
+    own words opened (`false and "NVCC compilation failed"`) stays closed."""
+    what = what.rstrip("`").rstrip()
+    for quote in "'\"":
+        if what.endswith(quote) and what.count(quote) % 2:
+            what = what[:-1]
+    return what
+
+
+def _switch_off(reason: str) -> ConfigChange:
+    return ConfigChange(flag=DEEP_GEMM_ENV, current=None, proposed="0", reason=reason, kind="env")
+
+
+def _jit_finding(evidence: Evidence, what: str) -> Finding:
+    """DeepGEMM's JIT could not build or load a kernel: the toolkit it compiles with, not the GPU or the call."""
+    return RULE_DEEPGEMM.finding(
+        Severity.CRITICAL,
+        f"DeepGEMM could not build or load its kernel at run time ({what}): the NVCC it compiles with (12.3 or newer, "
+        "under CUDA_HOME) or its own install is missing",
+        summary="DeepGEMM compiles each kernel the first time vLLM calls it (FP8 layers, MoE, sparse indexers, "
+        f"while {DEEP_GEMM_ENV} is on), with NVCC from the CUDA toolkit CUDA_HOME names. Its compiler checks that "
+        "NVCC is there and 12.3 or newer, then that the build succeeded: a runtime image without the toolkit, an "
+        "older NVCC first on PATH, or a DeepGEMM installed without its include files stops it (vllm PR #49051: NVCC "
+        "12.1 on an RTX 5090; vllm#24547: a DeepGEMM installed wrongly, fine once reinstalled).",
+        evidence=[evidence],
+        changes=[_switch_off("vLLM takes its other FP8 GEMM and MoE kernels (CUTLASS, Triton), which need no NVCC")],
+        actions=[
+            "Give the server the CUDA toolkit DeepGEMM compiles with: NVCC 12.3 or newer, with CUDA_HOME naming it "
+            "(`$CUDA_HOME/bin/nvcc --version`); the runtime CUDA wheels carry no NVCC.",
+            "Reinstall DeepGEMM the way vLLM's release installs it (vLLM's tools/install_deepgemm.sh, or vLLM's "
+            "image) if the toolkit is there: its JIT needs the package's own include files.",
+            f"Or set {DEEP_GEMM_ENV}=0 in the server's environment and serve with vLLM's other kernels.",
+        ],
+        confidence=0.8,
+    )
+
+
 RULE_DEEPGEMM = Rule(
     code="OP-7.173",
     title="an assertion inside DeepGEMM's kernels",
@@ -74,19 +117,22 @@ RULE_DEEPGEMM = Rule(
     needs=("events",),
     page=RulePage(
         checks="`RuntimeError: Assertion error (<…deepgemm…/file.hpp>:<line>): <condition>` (`Unknown recipe`, "
-        "`Unsupported architecture`, `Unknown SF transformation`, a failed shape check).",
+        "`Unsupported architecture`, `Unknown SF transformation`, a failed shape check), and its JIT compiler's "
+        "`…/jit/compiler.hpp` checks of NVCC.",
         why="DeepGEMM is written for SM90 and SM100; vLLM runs it by default for FP8 layers, MoE and sparse "
         "indexers, so a GPU outside those, or a shape it did not expect, stops the start or the engine.",
         example="`RuntimeError: Assertion error (…/deepgemm-src/…/layout.hpp:76): Unknown recipe` (vllm#47169: "
         f"Qwen3.6-27B-FP8 on RTX PRO 6000, SM120; {DEEP_GEMM_ENV}=0 avoided it).",
         fix=f"{DEEP_GEMM_ENV}=0; a vLLM whose DeepGEMM supports the GPU; on SM90 or SM100, a report with the model "
-        "and flags.",
+        "and flags; for the JIT's, NVCC 12.3 or newer under CUDA_HOME.",
         limits="The GPU is not in the line: the SM120 reading is the common one, not a certainty; a sparse "
         "indexer that has only DeepGEMM's kernel has no other path.",
         references=[
             "https://github.com/vllm-project/vllm/issues/47169",
             "https://github.com/deepseek-ai/DeepGEMM/pull/324",
             "https://github.com/vllm-project/vllm/issues/40987",
+            "https://github.com/vllm-project/vllm/pull/49051",
+            "https://github.com/vllm-project/vllm/issues/24547",
         ],
     ),
 )

@@ -36,6 +36,14 @@ _CONSTRUCTED = tuple(sorted(VLLM_CONSTRUCTED_CLASSES - set(_ENGINES)))
 _ENGINE_ATTRIBUTE = re.compile(
     rf"'(?P<owner>{'|'.join((*_ENGINES, *_CONSTRUCTED))})' object has no attribute '(?P<name>\w+)'"
 )
+# vLLM's wrapper around the Hugging Face tokenizer, which an engine's `.tokenizer` was from its LoRA support (vLLM 0.3,
+# January 2024) until vllm/transformers_utils/tokenizer_group went after 0.10: code that takes it for the tokenizer
+# itself asks it for the tokenizer's own attributes (eos_token_id, get_vocab; dottxt-ai/outlines#576)
+_GROUP_ATTRIBUTE = re.compile(
+    r"'(?P<owner>(?:Base|Ray)?TokenizerGroup(?:Pool)?)' object has no attribute '(?P<name>\w+)'"
+)
+GROUP_RELEASES = "0.3 to 0.10"  # LoRA's commit 9b945daa brought it; the catalog's last tokenizer_group file is 0.10's
+
 # What V0's engine held in the caller's process, and where V1 keeps it instead.
 _MOVED: dict[str, str] = {
     "model_executor": "V1's LLMEngine runs the model in its EngineCore process, so the executor (and the driver "
@@ -50,6 +58,9 @@ def _check_engine_internals(facts: Facts) -> list[Finding]:
         found = _ENGINE_ATTRIBUTE.search(event.message or "")
         if found is not None:
             return [_finding(facts, event, found["owner"], found["name"])]
+        wrapped = _GROUP_ATTRIBUTE.search(event.message or "")
+        if wrapped is not None:
+            return [_tokenizer_group_finding(event, wrapped["owner"], wrapped["name"])]
         field = CONFIG_ATTRIBUTE.search(event.message or "")
         if field is not None and _config_field_dated(facts, event, field["owner"]):
             return [_config_field_finding(facts, event, field["owner"], field["name"])]
@@ -212,6 +223,28 @@ def _front_end_finding(event: LogEvent, owner: str, name: str) -> Finding:
     )
 
 
+def _tokenizer_group_finding(event: LogEvent, owner: str, name: str) -> Finding:
+    """The caller asked vLLM's tokenizer wrapper for one of the tokenizer's own attributes: it holds the tokenizer,
+    it is not one."""
+    return RULE_ENGINE_INTERNALS.finding(
+        c.phase_severity(event),
+        f"code built on vLLM takes vLLM's {owner} for the tokenizer and asks it for {name}: it was written for a "
+        "vLLM whose engine handed out the tokenizer itself",
+        summary=f"vLLM {GROUP_RELEASES} wraps the Hugging Face tokenizer in a {owner} (one tokenizer per LoRA "
+        f"adapter), and that is what its engine's `.tokenizer` holds; the wrapper has none of the tokenizer's own "
+        f"attributes such as {name}. Code written before the wrapper came, or for releases after it went, reads it "
+        "as the tokenizer. The error is the caller's, not vLLM's, and no flag of the server changes it "
+        "(dottxt-ai/outlines#576: vLLM's LoRA commit brought the wrapper, outlines#579 unwrapped it).",
+        evidence=[c.log_evidence(event, name="engine_attribute", value=f"{owner}.{name}")],
+        actions=[
+            _matching_releases() + " (`vllm --version`).",
+            "Code of your own: take the tokenizer from `llm.get_tokenizer()` (LLM and LLMEngine return the tokenizer "
+            f"itself), or from the wrapper's `.tokenizer` attribute on vLLM {GROUP_RELEASES}.",
+        ],
+        confidence=0.8,
+    )
+
+
 def _matching_releases(pinned: str = "") -> str:
     """The one fix for any caller and vLLM written for different releases: make them match, one way or the other."""
     return (
@@ -231,7 +264,8 @@ RULE_ENGINE_INTERNALS = Rule(
         "error line, and the same for vLLM's other classes that frameworks construct (its OpenAI and pooling front "
         "ends such as ServingEmbedding, SamplingParams, LoRARequest); and `'<Config>' object has no attribute "
         "'<field>'` for vLLM's configuration classes (ModelConfig, LoRAConfig, …) when the field is an engine "
-        "argument some releases had and others not.",
+        "argument some releases had and others not; `'TokenizerGroup' object has no attribute '<name>'`, vLLM's "
+        "tokenizer wrapper taken for the tokenizer.",
         why="Frameworks that drive vLLM in-process read V0's engine internals (model_executor.driver_worker, "
         "AsyncLLMEngine.engine); V1, the default from 0.8, keeps the engine core in another process.",
         example="`AttributeError: 'AsyncLLM' object has no attribute 'engine'` from FastChat's vllm_worker on vLLM "
@@ -247,6 +281,7 @@ RULE_ENGINE_INTERNALS = Rule(
             "https://github.com/lm-sys/FastChat/issues/3704",
             "https://github.com/huggingface/trl/issues/3859",
             "https://github.com/verl-project/verl/issues/4380",
+            "https://github.com/dottxt-ai/outlines/issues/576",
             "https://docs.vllm.ai/en/latest/usage/v1_guide.html",
         ],
     ),

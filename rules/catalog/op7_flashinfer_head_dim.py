@@ -33,13 +33,18 @@ FA2_REFUSAL = (
 TRTLLM_REFUSAL = (
     r"Expect \((?P<tlow>\d+) <= headDim <= (?P<thigh>\d+)\)(?: && \(numTokensPerPage <= (?P<page>\d+)\))?[^\n]*"
 )
-_REFUSAL = re.compile(f"{FA2_REFUSAL}|{TRTLLM_REFUSAL}")
+# its FA2 prefill's dispatch, when no KV tile for the head dimension fits the GPU's shared memory (no head dimension in
+# the words: Gemma 4's 512 on an RTX 3090, vllm PR #49917; DeepSeek-V2-Lite's MLA prefill on an L40, sglang#4196)
+TILE_REFUSAL = r"Unsupported max_mma_kv: (?P<mma>\d+)"
+_REFUSAL = re.compile(f"{FA2_REFUSAL}|{TRTLLM_REFUSAL}|{TILE_REFUSAL}")
 
 
 def _refused(found: re.Match[str] | None) -> str:
     """What FlashInfer refused, in its own bounds."""
     if found is None:
         return "head dimension"
+    if found["mma"]:
+        return "head dimension (no kernel tile for it fits this GPU's shared memory)"
     if found["dim"]:
         return (
             f"head dimension {found['dim']} (it takes multiples of {found['multiple']} from {found['low']} to "
@@ -49,21 +54,30 @@ def _refused(found: re.Match[str] | None) -> str:
     return f"head dimension or KV page size (it takes head dimensions of {found['tlow']} to {found['thigh']}{page})"
 
 
+def _which_limit(found: re.Match[str] | None) -> str:
+    """Which of FlashInfer's limits a model meets, by the check that refused it."""
+    if found is not None and found["mma"]:
+        return (
+            "Its prefill kernel keeps a tile of keys and values in shared memory, and for a wide head dimension none "
+            "fits the smaller shared memory of Ampere and Ada workstation GPUs (Gemma 4's 512 on an RTX 3090, vllm PR "
+            "#49917, which makes vLLM refuse it at backend selection; an MLA prefill on an L40, sglang#4196)."
+        )
+    if found is not None and found["dim"]:
+        return "Models with wide attention heads (Gemma 4's global layers: 512) meet it first."
+    return (
+        "A hybrid model's attention block, which vLLM raises to match its Mamba state page, can exceed the page limit "
+        "of FlashInfer's TensorRT-LLM kernels."
+    )
+
+
 def _head_dim_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Finding:
     found = _REFUSAL.search(event.message or "")
-    fa2 = found is not None and found["dim"] is not None
     return RULE_FLASHINFER_HEAD_DIM.finding(
         Severity.CRITICAL,
         f"FlashInfer's attention kernel refused this model's {_refused(found)}: choose another attention backend",
         summary="vLLM's FLASHINFER attention backend runs FlashInfer's kernels, which exist for a set of head "
         "dimensions and page sizes; this model's fall outside them, so the engine stops the first time the kernel "
-        "runs. "
-        + (
-            "Models with wide attention heads (Gemma 4's global layers: 512) meet it first."
-            if fa2
-            else "A hybrid model's attention block, which vLLM raises to match its Mamba state page, can exceed the "
-            "page limit of FlashInfer's TensorRT-LLM kernels."
-        ),
+        "runs. " + _which_limit(found),
         evidence=[c.log_evidence(event, name="FlashInfer's refusal", value=match.group(0))],
         changes=[
             ConfigChange(
@@ -92,8 +106,9 @@ RULE_FLASHINFER_HEAD_DIM = Rule(
     check=c.on_kind(LogEventKind.ATTENTION_HEAD_DIM_REFUSED, _head_dim_finding),
     needs=("events",),
     page=RulePage(
-        checks="FlashInfer's `Invalid head_dim: N, must be divisible by 16 and in range [16, 256]` and its "
-        "TensorRT-LLM kernels' `Expect (32 <= headDim <= 2048) && (numTokensPerPage <= 128)`.",
+        checks="FlashInfer's `Invalid head_dim: N, must be divisible by 16 and in range [16, 256]`, its prefill's "
+        "`Unsupported max_mma_kv: 0`, and its TensorRT-LLM kernels' `Expect (32 <= headDim <= 2048) && "
+        "(numTokensPerPage <= 128)`.",
         why="The engine stops at start with FlashInfer's words, which name neither vLLM's backend nor a flag.",
         example="`Invalid head_dim: 512, must be divisible by 16 and in range [16, 256]` starting Gemma 4 with "
         "FlashInfer on an RTX 5090 (flashinfer-ai/flashinfer#4546, fixed by its PR #4570).",
@@ -104,6 +119,8 @@ RULE_FLASHINFER_HEAD_DIM = Rule(
         references=[
             "https://github.com/flashinfer-ai/flashinfer/issues/4546",
             "https://github.com/vllm-project/vllm/issues/25811",
+            "https://github.com/vllm-project/vllm/pull/49917",
+            "https://github.com/sgl-project/sglang/issues/4196",
         ],
     ),
 )

@@ -88,6 +88,14 @@ _OLDER_GPU = Remedy(
 )
 
 
+# A video with frames OpenCV cannot decode, refused by vLLM 0.8.3 to 0.11 (vllm#17775, vllm PR #29001)
+VIDEO_FRAMES_ACTION = (
+    "Re-encode the video so every frame decodes (`ffmpeg -i clip.mp4 -c:v libx264 -c:a copy fixed.mp4`; a clip cut "
+    "with stream copy often ends in a broken frame), or upgrade vLLM to 0.12 or later, which skips a frame it cannot "
+    "read and logs `Video loading completed with N broken/unreadable frames` instead of failing the request."
+)
+
+
 # What vLLM's maintainers advise for messages that do not say the fix themselves, each with the thread or
 # the vLLM source it comes from (docs/triage.md "vLLM's own messages").
 REMEDIES: tuple[Remedy, ...] = (
@@ -380,6 +388,42 @@ REMEDIES: tuple[Remedy, ...] = (
             "<lower than now>",
             "fewer sequences running at once fill the KV cache less, so fewer groups are swapped out",
         ),
+    ),
+    Remedy(  # vllm/multimodal/video.py: 0.8.3's wordless `assert i == num_frames` after OpenCV read the sampled
+        # frames (vllm#17775: short clips cut with scenedetect; 0.7.3 had no such check); 0.9-0.11 said it in words
+        # (the next entry); from 0.12 video_decoders/opencv.py skips a frame it cannot read and logs "Video loading
+        # completed with N broken/unreadable frames" (vllm PR #29001)
+        "assert i == num_frames",
+        "vLLM release",
+        "setting",
+        "0.12 or later",
+        "OpenCV could not read every frame vLLM sampled from the video (a broken or truncated frame, often at the end "
+        "of a clip cut without re-encoding), and this release asserts it read them all",
+        action=VIDEO_FRAMES_ACTION,
+    ),
+    Remedy(  # the same check in words, vllm/multimodal/video.py 0.9-0.11
+        "but only loaded {i} frames from video",
+        "vLLM release",
+        "setting",
+        "0.12 or later",
+        "OpenCV could not read every frame vLLM sampled from the video, and this release refuses the video for it",
+        action=VIDEO_FRAMES_ACTION,
+    ),
+    Remedy(  # vllm/v1/worker/gpu/buffer_utils.py (0.14-0.34): the V2 model runner's UVA buffers need pinned host
+        # memory, which vLLM leaves off under WSL (platforms/interface.py 0.6-0.34: "Using 'pin_memory=False' as WSL is
+        # detected"). Users who read 0.28's and 0.29's platforms/cuda.py found it on under WSL2 only with
+        # VLLM_WSL2_ENABLE_PIN_MEMORY=1 (syv-ai/qwen38-27b-rtx3090 PR #77, checked by its maintainer; another user's
+        # upgrade notes saw is_uva_available() turn True with it); VLLM_USE_V2_MODEL_RUNNER=0 is the runner without
+        # UVA buffers, another user's way around it on 0.26
+        "UVA is not available",
+        "VLLM_WSL2_ENABLE_PIN_MEMORY",
+        "env",
+        "1",
+        "the V2 model runner keeps request state in pinned (page-locked) host memory that the GPU reads directly "
+        "(UVA), and vLLM leaves pinned memory off under WSL2 unless this variable asks for it",
+        action="Set VLLM_WSL2_ENABLE_PIN_MEMORY=1 in the server's environment (WSL2, Docker Desktop on Windows "
+        "included; a WSL2 kernel older than 4.19.121 needs `wsl --update` first), or VLLM_USE_V2_MODEL_RUNNER=0 for "
+        "the model runner without UVA buffers, which is not the release's default and may be slower.",
     ),
     Remedy(  # vllm/model_executor/models/registry.py (0.10-0.34; model_loader/utils.py 0.7-0.10): no native
         # implementation of the architecture, and its Transformers code lacks what vLLM's Transformers backend needs.

@@ -1000,6 +1000,15 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:useradd|groupadd|usermod|adduser): cannot lock /etc/(?:passwd|group)",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # a library writing inside its own installed package (FlashInfer's TRT-LLM MoE links its cubins under
+        # flashinfer_cubin/cubins, ai-dynamo/dynamo PR #12770: a non-root worker image), quoted or not
+        ("Permission denied: ",),
+        K.CACHE_NOT_WRITABLE,
+        # (not a program under its bin/, which the process runs rather than writes: Triton's ptxas is OP-7.186's)
+        r"\[(?:Errno|error) 13\] Permission denied: '?(?P<path>/[^'\s]*?/(?:site|dist)-packages/(?![^'\s]*/bin/)"
+        r"[^'\s]+?)'?(?:\s|$)",
+        lambda m: {"message": m["path"], "component": "package"},
+    ),
     wording(  # a cache directory (vLLM's, FlashInfer's, Hugging Face's, Triton's, torch's) the process cannot write;
         # Triton keeps it in ~/.triton/cache, inductor in /tmp/torchinductor_<user>: no "cache" in their parents
         ("Permission denied: ", "Read-only file system: "),

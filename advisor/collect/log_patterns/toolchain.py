@@ -13,7 +13,7 @@ import re
 
 from advisor.collect.log_patterns.pattern import Fields, Pattern, wording
 from rules.catalog.op7_build_compile import ARCH_UNKNOWN, HEADER_MISSING
-from rules.catalog.op7_flashinfer_head_dim import FA2_REFUSAL, TRTLLM_REFUSAL
+from rules.catalog.op7_flashinfer_head_dim import FA2_REFUSAL, TILE_REFUSAL, TRTLLM_REFUSAL
 from rules.events import (
     COMPILED_KERNEL,
     LAUNCHER_COMPILE_FAILED,
@@ -394,10 +394,11 @@ PATTERNS: tuple[Pattern, ...] = (
     wording(  # FlashInfer's attention kernels refusing the model's head dimension: its FA2 path's check (`Invalid
         # head_dim: 512, must be divisible by 16 and in range [16, 256]`, flashinfer-ai/flashinfer#4546: Gemma 4's
         # global layers on an RTX 5090) and its TensorRT-LLM kernels' (`Expect (32 <= headDim <= 2048) && …`,
-        # vllm#25811)
-        ("Invalid head_dim:", "<= headDim <="),
+        # vllm#25811), and its prefill's dispatch finding no KV tile that fits (`Unsupported max_mma_kv: 0`, vllm PR
+        # #49917: Gemma 4 on an RTX 3090)
+        ("Invalid head_dim:", "<= headDim <=", "Unsupported max_mma_kv"),
         K.ATTENTION_HEAD_DIM_REFUSED,
-        f"{FA2_REFUSAL}|{TRTLLM_REFUSAL}",
+        f"{FA2_REFUSAL}|{TRTLLM_REFUSAL}|{TILE_REFUSAL}",
         lambda m: {"message": m.group(0)},
     ),
     wording(  # TensorRT-LLM's fused-MoE runner (FlashInfer's CUTLASS MoE) checking the grouped GEMM's initialize():

@@ -114,3 +114,18 @@ def test_a_library_the_user_may_not_read_under_root_is_an_image_built_as_root_ru
     assert top.rule == "OP-7.170"
     assert top.title.endswith("libpython3.12.so.1.0: it lies under /root, the home of the user the image was built as")
     assert "chown" in top.actions[0]
+
+
+def test_a_library_writing_inside_its_installed_package_is_the_image_folders_permissions_not_a_cache_variable():
+    # ai-dynamo/dynamo PR #12770, verbatim: a non-root worker image, FlashInfer linking its MoE cubins; the merged fix
+    # gave group write on flashinfer_cubin's folders
+    line = (
+        "PermissionError: [Errno 13] Permission denied: "
+        "/usr/local/lib/python3.12/dist-packages/flashinfer_cubin/cubins/flashinfer"
+    )
+    top = top_finding(line)
+    assert top.rule == "OP-7.19" and "inside the installed package flashinfer_cubin" in top.title
+    assert top.changes == []  # no cache variable moves a package's own folder
+    assert "chmod -R g+w /usr/local/lib/python3.12/dist-packages/flashinfer_cubin" in top.actions[0]
+    quoted = top_finding("PermissionError: [Errno 13] Permission denied: '/opt/venv/lib/python3.10/site-packages/x/y'")
+    assert quoted.rule == "OP-7.19" and "installed package x" in quoted.title

@@ -37,3 +37,18 @@ def test_a_shape_check_is_read_as_a_shape_deepgemm_did_not_expect():
         "(/workspace/.deps/deepgemm-src/csrc/apis/attention.hpp:200): context_lens.is_contiguous()"
     )
     assert top.rule == "OP-7.173" and top.title.endswith("a shape or layout DeepGEMM did not expect")
+
+
+def test_the_jit_compilers_checks_name_the_nvcc_it_compiles_with_not_the_gpu():
+    # vllm PR #49051 (NVCC 12.1 on an RTX 5090; 'NVCC version should be >= 12.3' followed) and vllm#24547 (a DeepGEMM
+    # installed wrongly), verbatim, the second with the Markdown backticks it was pasted in
+    for line in (
+        "RuntimeError: Assertion error (.../jit/compiler.hpp:187):",
+        '`RuntimeError: Assertion error (csrc/apis/../jit_kernels/impls/../../jit/compiler.hpp:178): false and "NVCC '
+        'compilation failed"`',
+    ):
+        top = top_finding(line)
+        assert top.rule == "OP-7.173" and "could not build or load its kernel at run time" in top.title, line
+        assert "NVCC 12.3 or newer" in top.actions[0] and "CUDA_HOME" in top.actions[0]
+        assert [(c.flag, c.proposed, c.kind) for c in top.changes] == [("VLLM_USE_DEEP_GEMM", "0", "env")]
+    assert '(false and "NVCC compilation failed")' in top.title  # its own quotes kept, the paste's backtick gone

@@ -123,3 +123,23 @@ def test_an_llm_without_llm_engine_is_a_constructor_that_failed_and_the_failure_
         "23.64 GiB of which 1.2 GiB is free."
     )
     assert top_finding(oom, "Exception ignored in: <function LLM.__del__ at 0x7f>", refusal).rule == "OP-1.8"
+
+
+# dottxt-ai/outlines#576 (vLLM's LoRA commit made the engine's tokenizer a TokenizerGroup; outlines#579 unwrapped it)
+# and eosphoros-ai/DB-GPT#1600, verbatim: the second glued to the reporter's Chinese words, as pasted
+OUTLINES_GROUP = ">     AttributeError: 'TokenizerGroup' object has no attribute 'get_vocab'"
+DBGPT_GROUP = "使用VLLM推理报错AttributeError: 'TokenizerGroup' object has no attribute 'eos_token_id'"
+
+
+def test_vllms_tokenizer_wrapper_taken_for_the_tokenizer_is_a_version_pair_and_names_the_unwrap():
+    for line, name in ((OUTLINES_GROUP, "get_vocab"), (DBGPT_GROUP, "eos_token_id")):
+        top = top_finding(line)
+        assert top.rule == "OP-7.69" and f"asks it for {name}" in top.title, line
+        assert op7_engine_internals.GROUP_RELEASES in top.summary and top.changes == []
+        assert any("llm.get_tokenizer()" in action and ".tokenizer" in action for action in top.actions)
+
+
+def test_the_wrappers_folder_ends_where_the_rule_says_it_went():
+    lasts = {entry["last"] for entry in message_catalog().entries if "tokenizer_group" in entry["file"]}
+    assert max(lasts, key=lambda minor: tuple(map(int, minor.split(".")))) == "0.10"
+    assert op7_engine_internals.GROUP_RELEASES.endswith("0.10")

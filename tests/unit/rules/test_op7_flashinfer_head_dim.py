@@ -25,3 +25,17 @@ def test_the_tensorrt_llm_kernels_check_reads_the_same_without_claiming_which_li
     )
     assert top.rule == "OP-7.179" and "head dimension or KV page size" in top.title
     assert "head dimensions of 32 to 2048 and at most 128 tokens per KV page" in top.title
+
+
+def test_the_prefill_finding_no_tile_that_fits_is_the_gpus_shared_memory_for_the_head_dimension():
+    # vllm PR #49917, verbatim: Gemma 4 (head_dim 512) forced onto FLASHINFER on an RTX 3090; and sglang#4196's
+    # FlashInfer error, verbatim, for DeepSeek-V2-Lite's MLA prefill on an L40
+    for line in (
+        "Unsupported max_mma_kv: 0",
+        "RuntimeError: Error in function 'BatchPrefillWithRaggedKVCacheDispatched' at /usr/local/lib/python3.10/"
+        "dist-packages/flashinfer/data/include/flashinfer/attention/prefill.cuh:2215: Unsupported max_mma_kv: 0",
+    ):
+        top = top_finding(line)
+        assert top.rule == "OP-7.179" and "no kernel tile for it fits this GPU's shared memory" in top.title, line
+        assert "RTX 3090" in top.summary
+        assert [(c.flag, c.proposed) for c in top.changes] == [("--attention-backend", "TRITON_ATTN")]

@@ -5,6 +5,7 @@ are pure, so the facts are built here the way advisor/collect/logs.py builds the
 
 from __future__ import annotations
 
+from advisor.catalog.vllm_messages import message_catalog
 from advisor.collect.logs import parse_lines
 from advisor.triage.text import _finding
 from reports.triage_view import change_view
@@ -1032,3 +1033,19 @@ def test_the_third_reviews_cases_pytest_in_vllms_file_a_launcher_warning_and_a_c
         "MTP layer, which may result in lower acceptance rate"
     )
     assert mtp.rule == "VC-1" and "spec_decode_num_accepted_tokens_per_pos_total" in mtp.actions[0]
+
+
+def test_uva_refused_under_wsl_names_the_variable_that_turns_pinned_memory_on_even_inside_a_sentence():
+    # syv-ai/qwen38-27b-rtx3090 PR #77, verbatim: the error quoted as inline code in a docs sentence; the fix, checked
+    # by its maintainer against vLLM 0.28's source, is VLLM_WSL2_ENABLE_PIN_MEMORY=1
+    line = (
+        "New Windows users can otherwise hit `RuntimeError: UVA is not available` during DFlash2 startup or "
+        "host-memory/DrvFs failures during preparation. The template contains no secrets; `.env` remains gitignored."
+    )
+    for text in (line, "RuntimeError: UVA is not available"):
+        top = _top(text)
+        assert top.rule == "VC-1" and top.title == "vLLM refused: UVA is not available", text
+        assert [(c.flag, c.proposed, c.kind) for c in top.changes] == [("VLLM_WSL2_ENABLE_PIN_MEMORY", "1", "env")]
+        assert "VLLM_USE_V2_MODEL_RUNNER=0" in top.actions[0]
+    # a short message inside other words still needs a start and an end of its own
+    assert message_catalog().match("we saw UVA is not available yesterday") == []
