@@ -389,6 +389,18 @@ REMEDIES: tuple[Remedy, ...] = (
             "fewer sequences running at once fill the KV cache less, so fewer groups are swapped out",
         ),
     ),
+    Remedy(  # vllm/entrypoints/openai/speech_to_text.py (0.7-0.11: text or json), then 0.12 adds verbose_json and 0.27
+        # diarized_json (the same check's later wordings); LiteLLM's hosted_vllm transcription sent verbose_json until
+        # its PR #15010 (BerriAI/litellm)
+        "Currently only support response_format",
+        "the transcription request's response_format",
+        "setting",
+        "one the message lists (json or text)",
+        "the client asked for a transcription format this vLLM does not produce",
+        action="Send a response_format the message lists (json or text; a client library's default may be "
+        "verbose_json, as LiteLLM's hosted_vllm transcription was until its PR #15010), or upgrade vLLM: 0.12 added "
+        "verbose_json and 0.27 diarized_json (the later wordings of the same check).",
+    ),
     Remedy(  # vllm/multimodal/video.py: 0.8.3's wordless `assert i == num_frames` after OpenCV read the sampled
         # frames (vllm#17775: short clips cut with scenedetect; 0.7.3 had no such check); 0.9-0.11 said it in words
         # (the next entry); from 0.12 video_decoders/opencv.py skips a frame it cannot read and logs "Video loading

@@ -1049,3 +1049,26 @@ def test_uva_refused_under_wsl_names_the_variable_that_turns_pinned_memory_on_ev
         assert "VLLM_USE_V2_MODEL_RUNNER=0" in top.actions[0]
     # a short message inside other words still needs a start and an end of its own
     assert message_catalog().match("we saw UVA is not available yesterday") == []
+
+
+def test_a_transcription_format_this_vllm_does_not_produce_names_the_formats_and_the_release_that_added_more():
+    # BerriAI/litellm#14944 (fixed by LiteLLM's PR #15010, which stopped sending verbose_json), the error body as its
+    # reporter pasted it
+    top = _top(
+        '`{"error":{"message":"litellm.BadRequestError: Hosted_vllmException - Currently only support '
+        "response_format `text` or `json`. Received Model Group=openai/whisper-large-v3\\nAvailable Model Group "
+        'Fallbacks=None LiteLLM Retried: 1 times, LiteLLM Max Retries: 2","type":"None","param":"None","code":"500"}}`'
+    )
+    assert top.rule == "VC-1" and "response_format" in top.title
+    assert "PR #15010" in top.actions[0] and "0.12 added verbose_json" in top.actions[0]
+
+
+def test_a_video_opencv_cannot_fully_decode_is_re_encoded_or_served_by_a_release_that_skips_its_broken_frames():
+    # vllm PR #25881, verbatim (0.9-0.11's words), and 0.8.3's wordless check of the same count (vllm#17775)
+    for line in (
+        "AssertionError: Expected reading 32 frames, but only loaded 31 frames from video.",
+        "AssertionError: assert i == num_frames",
+    ):
+        top = _top(line)
+        assert top.rule == "VC-1" and "multimodal/video.py" in top.title, line
+        assert "ffmpeg" in top.actions[0] and "0.12 or later" in top.actions[0]
