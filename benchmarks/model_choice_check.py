@@ -143,6 +143,109 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def triage_inputs(case: Case, ttft_slo_s: float | None, window_path: Path) -> list[str]:
+    """What triage reads for the case: a ramp under the SLO, a /metrics window (saved, to be the window
+    cases' "before"), or both."""
+    stem = case.stem
+    if case.source == "ramp":
+        return ["--ramp", f"{stem}_ramp.json", "--ttft-slo", f"{ttft_slo_s:g}"]
+    interval = json.loads(RECORDING.read_text())["situations"][case.situation]["interval_s"]  # as recorded
+    window = [*("--metrics", f"{stem}_before.prom", "--metrics", f"{stem}_after.prom")]
+    window += ["--metrics-interval", f"{interval:g}"]
+    if case.source == "ramp+window":
+        return ["--ramp", f"{stem}_ramp.json", "--ttft-slo", f"{ttft_slo_s:g}", *window]
+    return [*window, "--save-window", str(window_path)]
+
+
+class Choice(NamedTuple):
+    """Triage's verdict on the case's flag: the predict command to vary, the value it chose (if any), the
+    values its model rejected, and the server's current value."""
+
+    template: str
+    chosen: dict | None
+    rejected: list[dict]
+    current: str
+
+
+def triage_choice(case: Case, ttft_slo_s: float | None, folder: Path) -> Choice:
+    """Runs servops triage on the recorded server and reads its verdict on the case's flag."""
+    engine, flag = case.engine, case.flag
+    triage_path = folder / "triage.json"
+    given = triage_inputs(case, ttft_slo_s, folder / "window.json")
+    code = servops(["triage", "--logs", f"{case.stem}.log", *given, "--json", str(triage_path)])
+    if code != 0:
+        raise SystemExit(f"[{engine}] servops triage exited {code}")
+    chosen, rejected = verdicts(json.loads(triage_path.read_text()), flag)
+    template = next((c for c in [chosen and chosen["command"], *(r["command"] for r in rejected)] if c), None)
+    if not template:
+        raise SystemExit(f"[{engine}] triage printed no predict command for {flag} (chosen or rejected)")
+    print(
+        f"[{engine}] triage "
+        + (f"chose {flag} {chosen['proposed']}" if chosen else f"proposed no {flag} value")
+        + "".join(f"; rejected {r['proposed']}" for r in rejected),
+        file=sys.stderr,
+    )
+    return Choice(template, chosen, rejected, (chosen or rejected[0])["current"])
+
+
+def measured_before(case: Case, folder: Path) -> dict:
+    """The run triage read, whose config (workload, levels, step) every value is measured under."""
+    if case.source == "window":
+        return json.loads((folder / "window.json").read_text())
+    return json.loads(Path(f"{case.stem}_ramp.json").read_text())
+
+
+def values_to_measure(case: Case, choice: Choice, rivals: list[int] | None) -> tuple[list[str], dict[str, str]]:
+    """Each value once, the model's choice first, with its role. The ramp cases' recorded servers came from
+    predict_accuracy's own measure() with the same flags besides the cap, so their current value is not run
+    again; the window cases measure it too."""
+    chosen = [choice.chosen["proposed"]] if choice.chosen else []
+    current = [] if case.source == "ramp" else [choice.current]
+    values = [*chosen, *current, *map(str, rivals or []), *(r["proposed"] for r in choice.rejected)]
+    roles = {r["proposed"]: "rejected by the model" for r in choice.rejected}
+    roles.update({choice.current: "current", **({chosen[0]: "chosen"} if chosen else {})})
+    return list(dict.fromkeys(values)), roles
+
+
+def measure_value(
+    case: Case, choice: Choice, value: str, before: dict, folder: Path, recorded: bool, ttft_slo_s: float | None
+) -> dict:
+    """Predicts the value with triage's own command, then starts the engine with it and ramps the recorded
+    load (or recalls that ramp with --recorded), and sets the two side by side."""
+    engine, flag = case.engine, case.flag
+    flags = base_flags(engine) if case.source == "ramp" else without_flag(recorded_flags(case.situation), flag)
+    predict_command = with_change(choice.template, f"{flag} {value}")
+    prediction_path = folder / f"prediction-{flag.lstrip('-')}-{value}.json"
+    if servops([*shlex.split(predict_command)[1:], "--json", str(prediction_path)]) != 0:
+        raise SystemExit(f"[{engine}] the predict command failed: {predict_command}")
+    prediction = json.loads(prediction_path.read_text())
+    config = before["config"]
+    server = (recall if recorded else measure)(
+        engine,
+        [*flags, flag, value],
+        WorkloadSpec.model_validate(config["workload"]),
+        config["levels"],
+        config["step_s"],  # the replay's own: requests that outlive a step count the same on both sides
+        folder / f"{flag.lstrip('-')}-{value}",
+        request_timeout_s=max(MIN_REQUEST_TIMEOUT_S, config.get("request_timeout_s") or 0.0),
+    )
+    measured = server["ramp"]
+    return {
+        "value": value,
+        "predict_command": predict_command,
+        "server_command": server["command"].render(),
+        "safe_operating_point": {
+            "predicted": (prediction.get("safe_operating_point") or {}).get("offered"),
+            "at_quantile_edges": {
+                f"{edge['shift_points']:+g}": (edge.get("safe_operating_point") or {}).get("offered")
+                for edge in prediction.get("edges") or []
+            },
+            "measured": measured_safe_point(measured, ttft_slo_s),
+        },
+        "steps": compare(prediction, measured["steps"]),
+    }
+
+
 def check(
     case: Case,
     ttft_slo_s: float | None,
@@ -153,98 +256,20 @@ def check(
     """Triage's choice for one recorded server, its prediction, and the ramp that measures it; the
     same for each rival value."""
     folder.mkdir(parents=True, exist_ok=True)
-    engine, stem, flag = case.engine, case.stem, case.flag
-    triage_path, window_path = folder / "triage.json", folder / "window.json"
-    if case.source != "ramp":  # the window's own length, as recorded
-        interval = json.loads(RECORDING.read_text())["situations"][case.situation]["interval_s"]
-    if case.source == "ramp":
-        given = ["--ramp", f"{stem}_ramp.json", "--ttft-slo", f"{ttft_slo_s:g}"]
-    elif case.source == "ramp+window":
-        given = [
-            *("--ramp", f"{stem}_ramp.json", "--ttft-slo", f"{ttft_slo_s:g}"),
-            *("--metrics", f"{stem}_before.prom", "--metrics", f"{stem}_after.prom"),
-            *("--metrics-interval", f"{interval:g}"),
-        ]
-    else:
-        given = [
-            *("--metrics", f"{stem}_before.prom", "--metrics", f"{stem}_after.prom"),
-            *("--metrics-interval", f"{interval:g}", "--save-window", str(window_path)),
-        ]
-    code = servops(["triage", "--logs", f"{stem}.log", *given, "--json", str(triage_path)])
-    if code != 0:
-        raise SystemExit(f"[{engine}] servops triage exited {code}")
-    triage = json.loads(triage_path.read_text())
-    chosen, rejected = verdicts(triage, flag)
-    template = next(
-        (c for c in [chosen and chosen["command"], *(r["command"] for r in rejected)] if c),
-        None,
-    )
-    if not template:
-        raise SystemExit(f"[{engine}] triage printed no predict command for {flag} (chosen or rejected)")
-    current = (chosen or rejected[0])["current"]
-    print(
-        f"[{engine}] triage "
-        + (f"chose {flag} {chosen['proposed']}" if chosen else f"proposed no {flag} value")
-        + "".join(f"; rejected {r['proposed']}" for r in rejected),
-        file=sys.stderr,
-    )
-
-    if case.source == "ramp":
-        # The recorded servers came from predict_accuracy's own measure(): the same flags besides the
-        # cap, the same warm-up, cool-down and timeout; so the chosen one is measured by it too.
-        before = json.loads(Path(f"{stem}_ramp.json").read_text())
-        flags = base_flags(engine)
-        values = [*([chosen["proposed"]] if chosen else []), *map(str, rivals or [])]
-    else:
-        before = json.loads((Path(f"{stem}_ramp.json") if case.source == "ramp+window" else window_path).read_text())
-        flags = without_flag(recorded_flags(case.situation), flag)
-        values = [*([chosen["proposed"]] if chosen else []), current, *map(str, rivals or [])]
-    values += [r["proposed"] for r in rejected]
-    roles = {r["proposed"]: "rejected by the model" for r in rejected}
-    roles.update({current: "current", **({chosen["proposed"]: "chosen"} if chosen else {})})
-    config = before["config"]
-    workload = WorkloadSpec.model_validate(config["workload"])
-    run = recall if recorded else measure
+    choice = triage_choice(case, ttft_slo_s, folder)
+    before = measured_before(case, folder)
+    values, roles = values_to_measure(case, choice, rivals)
     measured_runs = []
-    for value in dict.fromkeys(values):  # each value once, the model's choice first
-        predict_command = with_change(template, f"{flag} {value}")
-        prediction_path = folder / f"prediction-{flag.lstrip('-')}-{value}.json"
-        if servops([*shlex.split(predict_command)[1:], "--json", str(prediction_path)]) != 0:
-            raise SystemExit(f"[{engine}] the predict command failed: {predict_command}")
-        prediction = json.loads(prediction_path.read_text())
-        server = run(
-            engine,
-            [*flags, flag, value],
-            workload,
-            config["levels"],
-            config["step_s"],  # the replay's own: requests that outlive a step count the same on both sides
-            folder / f"{flag.lstrip('-')}-{value}",
-            request_timeout_s=max(MIN_REQUEST_TIMEOUT_S, config.get("request_timeout_s") or 0.0),
-        )
-        measured = server["ramp"]
-        measured_runs.append(
-            {
-                "value": value,
-                "role": roles.get(value, "rival"),
-                "predict_command": predict_command,
-                "server_command": server["command"].render(),
-                "safe_operating_point": {
-                    "predicted": (prediction.get("safe_operating_point") or {}).get("offered"),
-                    "at_quantile_edges": {
-                        f"{edge['shift_points']:+g}": (edge.get("safe_operating_point") or {}).get("offered")
-                        for edge in prediction.get("edges") or []
-                    },
-                    "measured": measured_safe_point(measured, ttft_slo_s),
-                },
-                "steps": compare(prediction, measured["steps"]),
-            }
-        )
+    for value in values:
+        run = measure_value(case, choice, value, before, folder, recorded, ttft_slo_s)
+        measured_runs.append({"value": value, "role": roles.get(value, "rival"), **run})
+    chosen = choice.chosen
     return {
         "source": case.source,
         "criterion": f"TTFT p99 <= {ttft_slo_s:g} s" if ttft_slo_s else "highest step below the knee (no SLO)",
-        "chosen": {"flag": flag, "current": current, "proposed": chosen["proposed"] if chosen else None},
+        "chosen": {"flag": case.flag, "current": choice.current, "proposed": chosen["proposed"] if chosen else None},
         "reason": chosen["reason"] if chosen else None,
-        "rejected": rejected,
+        "rejected": choice.rejected,
         "recorded_before": measured_safe_point(before, ttft_slo_s) if case.source != "window" else None,
         "runs": measured_runs,
         "band_coverage": band_coverage(measured_runs),
