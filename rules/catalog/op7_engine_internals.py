@@ -43,6 +43,9 @@ _GROUP_ATTRIBUTE = re.compile(
     r"'(?P<owner>(?:Base|Ray)?TokenizerGroup(?:Pool)?)' object has no attribute '(?P<name>\w+)'"
 )
 GROUP_RELEASES = "0.3 to 0.10"  # LoRA's commit 9b945daa brought it; the catalog's last tokenizer_group file is 0.10's
+# vLLM's tokenizer for `--tokenizer-mode mistral`, which wraps mistral_common and is no Hugging Face tokenizer: code
+# that reads a Hugging Face tokenizer's attributes from it (ai-dynamo/dynamo PR #12659: `chat_template`) fails
+_MISTRAL_ATTRIBUTE = re.compile(r"'MistralTokenizer' object has no attribute '(?P<name>\w+)'")
 
 # What V0's engine held in the caller's process, and where V1 keeps it instead.
 _MOVED: dict[str, str] = {
@@ -61,6 +64,9 @@ def _check_engine_internals(facts: Facts) -> list[Finding]:
         wrapped = _GROUP_ATTRIBUTE.search(event.message or "")
         if wrapped is not None:
             return [_tokenizer_group_finding(event, wrapped["owner"], wrapped["name"])]
+        mistral = _MISTRAL_ATTRIBUTE.search(event.message or "")
+        if mistral is not None:
+            return [_mistral_tokenizer_finding(event, mistral["name"])]
         field = CONFIG_ATTRIBUTE.search(event.message or "")
         if field is not None and _config_field_dated(facts, event, field["owner"]):
             return [_config_field_finding(facts, event, field["owner"], field["name"])]
@@ -245,6 +251,38 @@ def _tokenizer_group_finding(event: LogEvent, owner: str, name: str) -> Finding:
     )
 
 
+def _mistral_tokenizer_finding(event: LogEvent, name: str) -> Finding:
+    """Code that takes vLLM's Mistral tokenizer for a Hugging Face one: a framework around vLLM, or a part of vLLM or
+    of transformers that has no support for it; either way the Hugging Face tokenizer is the way around it."""
+    return RULE_ENGINE_INTERNALS.finding(
+        c.phase_severity(event),
+        f"code takes vLLM's MistralTokenizer for a Hugging Face tokenizer and asks it for {name}: the Mistral "
+        "tokenizer mode and the code that read it do not go together",
+        summary="With --tokenizer-mode mistral vLLM's tokenizer wraps mistral_common, which has none of a Hugging "
+        f"Face tokenizer's attributes such as {name}. Code that reads them from it fails: a framework around vLLM "
+        "(ai-dynamo/dynamo PR #12659: its engine factory read chat_template; the merged fix checks first), or a part "
+        "that did not support the Mistral tokenizer in that release (vllm#8358: a structured-output backend's "
+        "get_vocab; later releases refuse such backends in words and name tokenizer_mode='hf').",
+        evidence=[c.log_evidence(event, name="engine_attribute", value=f"MistralTokenizer.{name}")],
+        alternatives=[
+            ConfigChange(
+                flag="--tokenizer-mode",
+                current="mistral",
+                proposed="hf",
+                reason="the repository's Hugging Face tokenizer files, where it ships them, have what the code reads "
+                "(vLLM 0.12 on; auto before it)",
+                cost="Mistral's own tokenizer and chat format are not used: check the chat template against the "
+                "model card",
+            )
+        ],
+        actions=[
+            "A framework around vLLM: " + _matching_releases()[0].lower() + _matching_releases()[1:] + " (`vllm "
+            "--version`), one that handles vLLM's MistralTokenizer (as Dynamo's did after PR #12659).",
+        ],
+        confidence=0.75,
+    )
+
+
 def _matching_releases(pinned: str = "") -> str:
     """The one fix for any caller and vLLM written for different releases: make them match, one way or the other."""
     return (
@@ -265,7 +303,8 @@ RULE_ENGINE_INTERNALS = Rule(
         "ends such as ServingEmbedding, SamplingParams, LoRARequest); and `'<Config>' object has no attribute "
         "'<field>'` for vLLM's configuration classes (ModelConfig, LoRAConfig, …) when the field is an engine "
         "argument some releases had and others not; `'TokenizerGroup' object has no attribute '<name>'`, vLLM's "
-        "tokenizer wrapper taken for the tokenizer.",
+        "tokenizer wrapper taken for the tokenizer; `'MistralTokenizer' object has no attribute '<name>'`, vLLM's "
+        "Mistral tokenizer taken for a Hugging Face one.",
         why="Frameworks that drive vLLM in-process read V0's engine internals (model_executor.driver_worker, "
         "AsyncLLMEngine.engine); V1, the default from 0.8, keeps the engine core in another process.",
         example="`AttributeError: 'AsyncLLM' object has no attribute 'engine'` from FastChat's vllm_worker on vLLM "
@@ -282,6 +321,7 @@ RULE_ENGINE_INTERNALS = Rule(
             "https://github.com/huggingface/trl/issues/3859",
             "https://github.com/verl-project/verl/issues/4380",
             "https://github.com/dottxt-ai/outlines/issues/576",
+            "https://github.com/ai-dynamo/dynamo/pull/12659",
             "https://docs.vllm.ai/en/latest/usage/v1_guide.html",
         ],
     ),

@@ -383,7 +383,44 @@ def _submodule_finding(event: LogEvent, package: str, module: str) -> Finding:
     )
 
 
+# Frameworks that import vLLM, not the other way round (their own names in an import error are theirs): RL and
+# fine-tuning toolkits, serving wrappers and evaluation harnesses that drive vLLM in-process
+BUILT_ON_VLLM = frozenset(
+    {"swift", "trl", "verl", "openrlhf", "llamafactory", "fastchat", "lighteval", "lm_eval", "xinference", "unsloth"}
+)
+# The distribution pip installs each as, where it is not the module's name
+_PIP_NAME = {"swift": "ms-swift", "fastchat": "fschat", "lm_eval": "lm-eval"}
+
+
+def _framework_finding(event: LogEvent, package: str) -> Finding:
+    """A name a framework built on vLLM lacks: vLLM does not import it, so the framework's own release (or its vLLM
+    integration, which some frameworks expose only when vLLM imports) is what differs (modelscope/ms-swift's
+    `get_vllm_engine`, there only with vLLM installed)."""
+    found = _MODULE_ATTRIBUTE.search(event.message or "") or _IMPORT_NAME.search(event.message or "")
+    name = found["name"] if found else "the name"
+    pip_name = _PIP_NAME.get(package, package)
+    return RULE_API_MISMATCH.finding(
+        Severity.CRITICAL if event.phase == "startup" else Severity.HIGH,
+        f"the installed {package} has no {name} ({event.exception}): another {package} release than the code "
+        f"expects, or {package}'s vLLM integration did not import",
+        summary=f"{package} is a framework that runs vLLM, so vLLM does not import it: the code that asked for "
+        f"{name} (a script, an example, the framework's own module) expects another release of {package}, or "
+        f"{package} defines {name} only when its vLLM integration imports, which fails when vLLM is missing or "
+        "broken in that environment.",
+        evidence=[c.log_evidence(event, name="root_exception", value=event.message)],
+        actions=[
+            "Check that vLLM imports in the same environment (`python -c 'import vllm; print(vllm.__version__)'`): "
+            f"a framework's vLLM engine is missing when vLLM is (install the vLLM release {pip_name} names).",
+            f"Install the {pip_name} release the code was written for (`pip show {pip_name}`; its examples follow "
+            "its main branch), or update the code to the installed release.",
+        ],
+        confidence=API_CONFIDENCE,
+    )
+
+
 def _api_finding(event: LogEvent, package: str) -> Finding:
+    if package in BUILT_ON_VLLM:
+        return _framework_finding(event, package)
     caller = _calling_package(event.code_file)
     if caller is not None and caller != package:  # another package between vLLM and the one it calls
         summary, actions = _caller_summary(event, package, caller), _caller_actions(package, caller)
@@ -468,8 +505,13 @@ RULE_API_MISMATCH = Rule(
         "0.7.11 fixed it).",
         fix="Install the version of the package vLLM requires, or upgrade both together.",
         limits="A TypeError inside vLLM's own code with no call into another package is OP-7.65's (parts of vLLM "
-        "from different versions); one whose traceback does not show the calling line is left to VC-2.",
-        references=["https://github.com/vllm-project/vllm/issues/16339"],
+        "from different versions); one whose traceback does not show the calling line is left to VC-2. A framework "
+        "that runs vLLM (BUILT_ON_VLLM: ms-swift, trl, verl, …) named in the error is read as its own release or "
+        "its vLLM integration, not as vLLM's callee; the list is by name.",
+        references=[
+            "https://github.com/vllm-project/vllm/issues/16339",
+            "https://github.com/modelscope/ms-swift/issues/4248",
+        ],
     ),
 )
 

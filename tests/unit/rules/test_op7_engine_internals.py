@@ -143,3 +143,11 @@ def test_the_wrappers_folder_ends_where_the_rule_says_it_went():
     lasts = {entry["last"] for entry in message_catalog().entries if "tokenizer_group" in entry["file"]}
     assert max(lasts, key=lambda minor: tuple(map(int, minor.split(".")))) == "0.10"
     assert op7_engine_internals.GROUP_RELEASES.endswith("0.10")
+
+
+def test_vllms_mistral_tokenizer_taken_for_a_hugging_face_one_offers_the_hugging_face_tokenizer():
+    # ai-dynamo/dynamo PR #12659, verbatim (Dynamo's engine factory read chat_template; the merged fix checks first)
+    top = top_finding("'MistralTokenizer' object has no attribute 'chat_template'")
+    assert top.rule == "OP-7.69" and "MistralTokenizer for a Hugging Face tokenizer" in top.title
+    assert "vllm#8358" in top.summary
+    assert top.changes == [] and [(a.flag, a.proposed) for a in top.alternatives] == [("--tokenizer-mode", "hf")]

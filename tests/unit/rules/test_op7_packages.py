@@ -6,7 +6,7 @@ from advisor.collect.logs import parse_lines
 from rules.catalog import op7_own_calls, op7_packages
 from rules.events import LogEventKind as K
 from rules.facts import Facts
-from tests.unit.rules.factories import config
+from tests.unit.rules.factories import config, top_finding
 
 
 def _facts(text: str) -> Facts:
@@ -293,3 +293,13 @@ def test_a_model_type_line_cut_after_the_type_is_still_transformers_not_knowing_
     facts = _facts("  Value error, The checkpoint you are trying to load has model type `gemma4_unified`")
     [finding] = op7_packages.RULE_MODEL_TYPE.evaluate(facts)
     assert "model type gemma4_unified" in finding.title
+
+
+def test_a_framework_that_runs_vllm_named_in_an_import_error_is_its_release_or_integration_not_vllm_calling_it():
+    # modelscope/ms-swift#4248, verbatim: an outdated trl lacked what ms-swift imports (`pip install -U trl` fixed it);
+    # vllm#9401, verbatim: ms-swift's vLLM engine gone after an upgrade to vLLM 0.6.3
+    top = top_finding("AttributeError: module 'trl.scripts.vllm_serve' has no attribute 'WeightSyncWorkerExtension'")
+    assert top.rule == "OP-7.8" and top.title.startswith("the installed trl has no WeightSyncWorkerExtension")
+    swift = top_finding("ImportError: cannot import name 'get_vllm_engine' from 'swift.llm'")
+    assert "swift's vLLM integration did not import" in swift.title
+    assert any("pip show ms-swift" in action for action in swift.actions)
