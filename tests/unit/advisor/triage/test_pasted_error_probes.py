@@ -75,6 +75,7 @@ LATER = (
     "sixtythird",
     "sixtyfourth",
     "sixtyfifth",
+    "sixtysixth",
 )
 # Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time,
 # the eighth, 30 from each of the two collectors (of four) that added any, and the ninth, 30 from three collectors
@@ -108,7 +109,8 @@ LATER = (
 # the fifty-ninth, 20 and 2 from two with 60 each, the sixtieth, 20, 21 and 12 from three with 60 each, and the
 # sixty-first, 30, 15 and 16 from three with 60 each, and the sixty-second, 8 and 13 from two with 50 each (the first
 # reported 9; its file holds 8), the sixty-third (a later session's), 14, 24, 22 and 17 from four with 80 each, the
-# sixty-fourth, 25 and 29 from two with 80 each, and the sixty-fifth, 27, 18, 34 and 12 from four with 70 each.
+# sixty-fourth, 25 and 29 from two with 80 each, and the sixty-fifth, 27, 18, 34 and 12 from four with 70 each, and
+# the sixty-sixth, 9, 19, 9, 11, 17 and 17 from six with 70 each.
 ROWS = dict.fromkeys(LATER, 100) | {
     "seventh": 57,
     "eighth": 60,
@@ -169,6 +171,7 @@ ROWS = dict.fromkeys(LATER, 100) | {
     "sixtythird": 77,
     "sixtyfourth": 54,
     "sixtyfifth": 91,
+    "sixtysixth": 82,
 }
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
