@@ -23,9 +23,13 @@ from rules.literals import mapping_of
 # A module's or class's name, ASCII: \w would take the ideographs before it as part of the name
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 # What may stand just before an exception's class in a line: its start, a space, a colon, a quote, a bracket, the
-# inline code's backtick, a CJK sentence's full-width punctuation, or its last ideograph, since Chinese and Japanese
-# put no space before a Latin word (`使用VLLM推理报错AttributeError: …`, eosphoros-ai/DB-GPT#1600)
-_BEFORE_CLASS = r"""(?:^|(?<=[\s:'"(\[>`：，。、（【「\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af]))"""
+# inline code's backtick, a CJK sentence's punctuation (its own block and the full-width forms: `【求助】`, `？`, `！`,
+# `：`), or its last ideograph, kana or Hangul, since Chinese, Japanese and Korean put no space before a Latin word
+# (`使用VLLM推理报错AttributeError: …`, eosphoros-ai/DB-GPT#1600)
+_BEFORE_CLASS = (
+    r"""(?:^|(?<=[\s:'"(\[>`\u3000-\u303f\u3040-\u30ff\u3130-\u318f\u4e00-\u9fff\uac00-\ud7af"""
+    r"""\uff01-\uff0f\uff1a-\uff1f\uff3d\uff5d]))"""
+)
 # The line a Python exception ends with, anywhere in a line (after a syslog prefix, a pod name, an issue's
 # "[Bug]: ", Markdown's inline code "`", a CJK sentence's full-width punctuation: `报错：KeyError: …`,
 # OpenBMB/MiniCPM#141): a dotted class name ending in Error or Exception (or a bare `Exception`),

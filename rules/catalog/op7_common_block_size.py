@@ -2,10 +2,11 @@
 
 Why a rule of its own: vLLM V1 picks the KV cache's block size (16 by default on CUDA) before it knows every attention
 backend the model runs, then checks that each backend's kernels take it, and refuses with `ValueError: No common block
-size for 16` (vllm/v1/worker/utils.py, 0.11 on), which users quote with the two lists it compared: `between
-kv_manager=[16] and backend=[64]`. The words name no flag, though `--block-size` chooses the manager's size. In
-vllm#48286 (vLLM 0.24 to 0.26) DeepSeek-V3.2-style sparse-attention models with TRITON_MLA_SPARSE met it because their
-indexer backend takes blocks of 64 only; the reporter started them with `--block-size 64`.
+size for 16` (vllm/v1/worker/gpu_model_runner.py in 0.11 to 0.16, vllm/v1/worker/utils.py from 0.17), which users
+quote with the two lists it compared: `between kv_manager=[16] and backend=[64]`. The words name no flag, though
+`--block-size` chooses the manager's size. In vllm#48286 (vLLM 0.24 to 0.26) DeepSeek-V3.2-style sparse-attention
+models with TRITON_MLA_SPARSE met it because their indexer backend takes blocks of 64 only; the reporter started them
+with `--block-size 64`.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ NO_COMMON_BLOCK_SIZE = re.compile(
     r"No common block size for (?P<size>\d+)(?:\s*\(?\s*between kv_manager=\[(?P<manager>[^\]]*)\] and "
     r"backend=\[(?P<backend>[^\]]*)\])?"
 )
-_SIZE = re.compile(r"(?<![\w(])(\d+)(?![\w)])")  # a plain size in the backend's list, not a MultipleOf(16)
+_SIZE = re.compile(r"(?<![\w.])(\d+)(?![\w.])")  # a size in the backend's list, plain or a MultipleOf(64)'s
 
 
 def _common_block_finding(facts: Facts, event: LogEvent, found: re.Match[str]) -> Finding:
@@ -66,8 +67,8 @@ RULE = Rule(
     check=c.on_phrase(NO_COMMON_BLOCK_SIZE, _common_block_finding, kinds=(LogEventKind.VLLM_MESSAGE, *c.UNPLACED)),
     needs=("events",),
     page=RulePage(
-        checks="vLLM's `No common block size for N` (vllm/v1/worker/utils.py), and the `between kv_manager=[…] and "
-        "backend=[…]` lists where the paste has them.",
+        checks="vLLM's `No common block size for N` (vllm/v1/worker/gpu_model_runner.py, later utils.py), and the "
+        "`between kv_manager=[…] and backend=[…]` lists where the paste has them.",
         why="The KV cache manager's block size (16 by default) is not among the sizes one attention backend's kernels "
         "take; the words name no flag.",
         example="`ValueError: No common block size for 16 between kv_manager=[16] and backend=[64]` for a "

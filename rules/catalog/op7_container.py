@@ -181,7 +181,7 @@ def _package_not_writable(paths: list[str], events: list[LogEvent]) -> Finding:
         "and the engine fails there, at start or at the first request that needs the kernel.",
         evidence=[c.log_evidence(e, name="package not writable", value=e.message) for e in events[:3]],
         actions=[
-            f"Let the server's user write that folder in the image: `chgrp -R 0 {folder} && chmod -R g+w {folder}` "
+            f"Let the server's user write that folder in the image: `chgrp -R 0 {folder} && chmod -R g+rwX {folder}` "
             f"for OpenShift's arbitrary uid (group 0), or `chown -R <uid> {folder}` for a fixed uid (ai-dynamo/dynamo "
             "PR #12770 did the first for flashinfer_cubin).",
             "Or run the server as the user that installed the packages (root in most images), at the cost of "

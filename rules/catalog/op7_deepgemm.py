@@ -24,10 +24,12 @@ from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 
 DEEP_GEMM_ENV = "VLLM_USE_DEEP_GEMM"
-# DeepGEMM's files by their path: a folder named for it (vLLM's `.deps/deepgemm-src`), or its own source tree's JIT
-# compiler and kernel wrappers (`csrc/apis/../jit_kernels/impls/../../jit/compiler.hpp`, a wheel built from it)
+# DeepGEMM's files by their path: a folder named for it (vLLM's `.deps/deepgemm-src`), or its own source tree's
+# relative paths as a wheel built from it prints them (`csrc/apis/../jit_kernels/impls/../../jit/compiler.hpp`,
+# `.../jit/compiler.hpp`); another project's absolute path with a csrc/jit of its own (DeepEP's) is not DeepGEMM's
 DEEPGEMM_ASSERT = re.compile(
-    r"Assertion error \((?P<path>[^()]*(?:deep_?gemm|jit/compiler\.hpp|jit_kernels/)[^()]*)\):\s*(?P<what>\S.*)?",
+    r"Assertion error \((?P<path>[^()]*deep_?gemm[^()]*|(?:\.\.\.|…)?/?csrc/[^()]*jit[^()]*|(?:\.\.\.|…)/jit[^()]*)\):"
+    r"\s*(?P<what>\S.*)?",
     re.IGNORECASE,
 )
 # DeepGEMM's JIT, its csrc/jit/ folder: it compiles each kernel at first use with the CUDA toolkit's NVCC (12.3 or
@@ -44,9 +46,10 @@ def _deepgemm_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Fi
     source = match["path"].replace("\\", "/").rsplit("/", 1)[-1]
     evidence = c.log_evidence(event, name="DeepGEMM assertion", value=what or source)
     evidence.description = f"DeepGEMM's own check, in its {source}"
-    if _JIT.search(f"{match['path']} {what}"):
+    gpu = bool(what) and _GPU_CHECK.search(what) is not None  # the GPU's words first, wherever the check is
+    if not gpu and _JIT.search(f"{match['path']} {what}"):
         return _jit_finding(evidence, what or source)
-    gpu = not what or _GPU_CHECK.search(what) is not None
+    gpu = gpu or not what
     return RULE_DEEPGEMM.finding(
         Severity.CRITICAL,
         f"DeepGEMM's kernels refused the call ({what or source}): "

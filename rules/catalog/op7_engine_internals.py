@@ -62,7 +62,7 @@ def _check_engine_internals(facts: Facts) -> list[Finding]:
         if found is not None:
             return [_finding(facts, event, found["owner"], found["name"])]
         wrapped = _GROUP_ATTRIBUTE.search(event.message or "")
-        if wrapped is not None:
+        if wrapped is not None and wrapped["name"] != "tokenizer":  # the wrapper's own `.tokenizer` is no sign of it
             return [_tokenizer_group_finding(event, wrapped["owner"], wrapped["name"])]
         mistral = _MISTRAL_ATTRIBUTE.search(event.message or "")
         if mistral is not None:
@@ -256,8 +256,8 @@ def _mistral_tokenizer_finding(event: LogEvent, name: str) -> Finding:
     of transformers that has no support for it; either way the Hugging Face tokenizer is the way around it."""
     return RULE_ENGINE_INTERNALS.finding(
         c.phase_severity(event),
-        f"code takes vLLM's MistralTokenizer for a Hugging Face tokenizer and asks it for {name}: the Mistral "
-        "tokenizer mode and the code that read it do not go together",
+        f"code takes a MistralTokenizer (vLLM's, for the Mistral tokenizer mode, or mistral_common's) for a Hugging "
+        f"Face tokenizer and asks it for {name}",
         summary="With --tokenizer-mode mistral vLLM's tokenizer wraps mistral_common, which has none of a Hugging "
         f"Face tokenizer's attributes such as {name}. Code that reads them from it fails: a framework around vLLM "
         "(ai-dynamo/dynamo PR #12659: its engine factory read chat_template; the merged fix checks first), or a part "

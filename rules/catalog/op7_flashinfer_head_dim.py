@@ -54,6 +54,13 @@ def _refused(found: re.Match[str] | None) -> str:
     return f"head dimension or KV page size (it takes head dimensions of {found['tlow']} to {found['thigh']}{page})"
 
 
+# A FlashInfer with a kernel for the head dimension: no help where the GPU's shared memory is the limit
+_NEWER_KERNEL = (
+    "Or upgrade FlashInfer to a release with a kernel for it (flashinfer-ai/flashinfer PR #4570 added head_dim 512 on "
+    "SM12x GPUs for Gemma 4), keeping the FLASHINFER backend."
+)
+
+
 def _which_limit(found: re.Match[str] | None) -> str:
     """Which of FlashInfer's limits a model meets, by the check that refused it."""
     if found is not None and found["mma"]:
@@ -92,8 +99,7 @@ def _head_dim_finding(facts: Facts, event: LogEvent, match: re.Match[str]) -> Fi
         actions=[
             f"Older releases choose the backend with {c.ATTENTION_BACKEND_ENV}=TRITON_ATTN instead of the flag; "
             "FLASH_ATTN also works where the head dimension is at most 256.",
-            "Or upgrade FlashInfer to a release with a kernel for it (flashinfer-ai/flashinfer PR #4570 added head_dim "
-            "512 on SM12x GPUs for Gemma 4), keeping the FLASHINFER backend.",
+            *([] if found is not None and found["mma"] else [_NEWER_KERNEL]),
         ],
         confidence=0.8,
     )

@@ -23,8 +23,8 @@ from rules.model import Category, Finding, Rule, RulePage, Severity
 # mistral_common's words; the list of known versions may be cut off by the paste, and the path may be a bare
 # tekken.json or a Hub cache folder
 UNKNOWN_VERSION = re.compile(
-    r"Unknown version: (?P<version>v\d+) in (?P<path>\S*?)\.?(?:\s+Make sure to use a valid version string: "
-    r"(?P<known>\[[^\]]*\]?)|\s*$)"
+    r"Unknown version: (?P<version>v\d+) in (?P<path>.+?)\.?"
+    r"(?:\s+Make sure\b(?:[^\[]*(?P<known>\[[^\]]*\]?))?.*|\s+\(.*|\s*$)"
 )
 # The first mistral_common release that reads each tokenizer version, where a source says so
 FIRST_READING: dict[str, tuple[str, str]] = {

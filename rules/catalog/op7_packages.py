@@ -409,10 +409,10 @@ def _framework_finding(event: LogEvent, package: str) -> Finding:
         "broken in that environment.",
         evidence=[c.log_evidence(event, name="root_exception", value=event.message)],
         actions=[
-            "Check that vLLM imports in the same environment (`python -c 'import vllm; print(vllm.__version__)'`): "
-            f"a framework's vLLM engine is missing when vLLM is (install the vLLM release {pip_name} names).",
             f"Install the {pip_name} release the code was written for (`pip show {pip_name}`; its examples follow "
             "its main branch), or update the code to the installed release.",
+            "If the name is part of its vLLM integration, check that vLLM imports in the same environment (`python "
+            f"-c 'import vllm; print(vllm.__version__)'`) at the release {pip_name} names.",
         ],
         confidence=API_CONFIDENCE,
     )

@@ -423,19 +423,24 @@ REMEDIES: tuple[Remedy, ...] = (
     ),
     Remedy(  # vllm/v1/worker/gpu/buffer_utils.py (0.14-0.34): the V2 model runner's UVA buffers need pinned host
         # memory, which vLLM leaves off under WSL (platforms/interface.py 0.6-0.34: "Using 'pin_memory=False' as WSL is
-        # detected"). Users who read 0.28's and 0.29's platforms/cuda.py found it on under WSL2 only with
-        # VLLM_WSL2_ENABLE_PIN_MEMORY=1 (syv-ai/qwen38-27b-rtx3090 PR #77, checked by its maintainer; another user's
-        # upgrade notes saw is_uva_available() turn True with it); VLLM_USE_V2_MODEL_RUNNER=0 is the runner without
-        # UVA buffers, another user's way around it on 0.26
+        # detected"; cuda.py 0.24-0.34 adds "the WSL2 kernel version is below 4.19.121"). Users who read 0.28's and
+        # 0.29's source turned it on with VLLM_WSL2_ENABLE_PIN_MEMORY=1 (syv-ai/qwen38-27b-rtx3090 PR #77, checked by
+        # its maintainer; another user's upgrade notes saw is_uva_available() turn True with it); the variable is in no
+        # message of the catalog's. VLLM_USE_V2_MODEL_RUNNER=0, the runner without UVA buffers, another user's way
+        # around it on 0.26, is refused by 0.34 (platforms/interface.py: Model Runner V1 has been removed). vLLM's CPU
+        # worker raises the same words (v1/worker/cpu/buffer_utils.py, 0.23-0.29), where pinned memory is not the cause.
         "UVA is not available",
         "VLLM_WSL2_ENABLE_PIN_MEMORY",
         "env",
         "1",
-        "the V2 model runner keeps request state in pinned (page-locked) host memory that the GPU reads directly "
-        "(UVA), and vLLM leaves pinned memory off under WSL2 unless this variable asks for it",
+        "the GPU model runner keeps request state in pinned (page-locked) host memory that the GPU reads directly "
+        "(UVA), and vLLM leaves pinned memory off under WSL; users who read vLLM 0.28's and 0.29's source turned it on "
+        "with this variable",
         action="Set VLLM_WSL2_ENABLE_PIN_MEMORY=1 in the server's environment (WSL2, Docker Desktop on Windows "
-        "included; a WSL2 kernel older than 4.19.121 needs `wsl --update` first), or VLLM_USE_V2_MODEL_RUNNER=0 for "
-        "the model runner without UVA buffers, which is not the release's default and may be slower.",
+        "included; vLLM 0.24 and later also turn pinned memory off below WSL2 kernel 4.19.121, which `wsl --update` "
+        "moves past), or, before vLLM 0.34, VLLM_USE_V2_MODEL_RUNNER=0 for the model runner without UVA buffers "
+        "(0.34 removed it). On vLLM's CPU backend the same words (its CPU worker, 0.23-0.29) are not this: pinned "
+        "memory is a GPU's.",
     ),
     Remedy(  # vllm/model_executor/models/registry.py (0.10-0.34; model_loader/utils.py 0.7-0.10): no native
         # implementation of the architecture, and its Transformers code lacks what vLLM's Transformers backend needs.

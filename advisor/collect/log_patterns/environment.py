@@ -1004,9 +1004,10 @@ PATTERNS: tuple[Pattern, ...] = (
         # flashinfer_cubin/cubins, ai-dynamo/dynamo PR #12770: a non-root worker image), quoted or not
         ("Permission denied: ",),
         K.CACHE_NOT_WRITABLE,
-        # (not a program under its bin/, which the process runs rather than writes: Triton's ptxas is OP-7.186's)
-        r"\[(?:Errno|error) 13\] Permission denied: '?(?P<path>/[^'\s]*?/(?:site|dist)-packages/(?![^'\s]*/bin/)"
-        r"[^'\s]+?)'?(?:\s|$)",
+        # (not a program under its bin/, which the process runs rather than writes: Triton's ptxas is OP-7.186's; not
+        # a module or library, which it reads; not a cache folder, the next wording's)
+        r"\[(?:Errno|error) 13\] Permission denied: '?(?P<path>/[^'\s]*?/(?:site|dist)-packages/"
+        r"(?![^'\s]*(?:/bin/|cache))[^'\s]+?(?<!\.py)(?<!\.pyc)(?<!\.so)(?<!\.so\.\d))(?='|\s|$|[.,)]+(?:\s|$))",
         lambda m: {"message": m["path"], "component": "package"},
     ),
     wording(  # a cache directory (vLLM's, FlashInfer's, Hugging Face's, Triton's, torch's) the process cannot write;

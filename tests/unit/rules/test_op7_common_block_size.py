@@ -17,3 +17,8 @@ def test_the_backends_own_size_is_proposed_for_block_size_ahead_of_the_catalogs_
 def test_without_the_lists_vllms_own_reading_stays_first():
     top = top_finding("ValueError: No common block size for 16.")
     assert top.rule == "VC-1"
+
+
+def test_a_backend_that_takes_multiples_names_its_multiple():
+    top = top_finding("ValueError: No common block size for 16 between kv_manager=[16] and backend=[MultipleOf(64)]")
+    assert top.rule == "OP-7.201" and [c.proposed for c in top.changes] == ["64"]

@@ -126,6 +126,12 @@ def test_a_library_writing_inside_its_installed_package_is_the_image_folders_per
     top = top_finding(line)
     assert top.rule == "OP-7.19" and "inside the installed package flashinfer_cubin" in top.title
     assert top.changes == []  # no cache variable moves a package's own folder
-    assert "chmod -R g+w /usr/local/lib/python3.12/dist-packages/flashinfer_cubin" in top.actions[0]
-    quoted = top_finding("PermissionError: [Errno 13] Permission denied: '/opt/venv/lib/python3.10/site-packages/x/y'")
+    assert "chmod -R g+rwX /usr/local/lib/python3.12/dist-packages/flashinfer_cubin" in top.actions[0]
+    denied = "PermissionError: [Errno 13] Permission denied: "
+    quoted = top_finding(denied + "'/opt/venv/lib/python3.10/site-packages/x/y').")
     assert quoted.rule == "OP-7.19" and "installed package x" in quoted.title
+    # a module read, and a cache folder inside a package (the cache reading's, with its variable), are not this
+    read = top_finding(denied + "'/usr/lib/python3/site-packages/transformers/a.py'")
+    assert read is None or "installed package" not in read.title
+    cache = top_finding(denied + "'/usr/lib/python3/dist-packages/flashinfer/.cache/jit'")
+    assert cache.rule == "OP-7.19" and [c.flag for c in cache.changes] == ["FLASHINFER_WORKSPACE_BASE"]

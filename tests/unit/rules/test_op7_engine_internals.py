@@ -137,6 +137,8 @@ def test_vllms_tokenizer_wrapper_taken_for_the_tokenizer_is_a_version_pair_and_n
         assert top.rule == "OP-7.69" and f"asks it for {name}" in top.title, line
         assert op7_engine_internals.GROUP_RELEASES in top.summary and top.changes == []
         assert any("llm.get_tokenizer()" in action and ".tokenizer" in action for action in top.actions)
+    own = top_finding("AttributeError: 'TokenizerGroup' object has no attribute 'tokenizer'")
+    assert own is None or "asks it for tokenizer" not in own.title
 
 
 def test_the_wrappers_folder_ends_where_the_rule_says_it_went():
@@ -148,6 +150,6 @@ def test_the_wrappers_folder_ends_where_the_rule_says_it_went():
 def test_vllms_mistral_tokenizer_taken_for_a_hugging_face_one_offers_the_hugging_face_tokenizer():
     # ai-dynamo/dynamo PR #12659, verbatim (Dynamo's engine factory read chat_template; the merged fix checks first)
     top = top_finding("'MistralTokenizer' object has no attribute 'chat_template'")
-    assert top.rule == "OP-7.69" and "MistralTokenizer for a Hugging Face tokenizer" in top.title
+    assert top.rule == "OP-7.69" and "for a Hugging Face tokenizer and asks it for chat_template" in top.title
     assert "vllm#8358" in top.summary
     assert top.changes == [] and [(a.flag, a.proposed) for a in top.alternatives] == [("--tokenizer-mode", "hf")]

@@ -39,3 +39,4 @@ def test_the_prefill_finding_no_tile_that_fits_is_the_gpus_shared_memory_for_the
         assert top.rule == "OP-7.179" and "no kernel tile for it fits this GPU's shared memory" in top.title, line
         assert "RTX 3090" in top.summary
         assert [(c.flag, c.proposed) for c in top.changes] == [("--attention-backend", "TRITON_ATTN")]
+        assert not any("PR #4570" in action for action in top.actions)  # a newer kernel does not fit the memory

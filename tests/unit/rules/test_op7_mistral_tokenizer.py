@@ -39,3 +39,12 @@ def test_a_version_without_a_sourced_release_is_told_to_upgrade_without_one():
 def test_other_unknown_versions_are_not_mistral_commons():
     top = top_finding("ValueError: Unknown version: 3.1 in the API header")
     assert top is None or top.rule != "OP-7.200"
+
+
+def test_a_paste_cut_inside_make_sure_or_with_words_after_the_path_is_still_read():
+    cut = (
+        "ValueError: Unknown version: v13 in /root/.cache/huggingface/hub/models--mistralai--Devstral-Small-2507/"
+        "snapshots/3178e9e2d8880880098af656c1fe223927ce74f8/tekken.json. Make sure to use a valid"
+    )
+    for line in (cut, "ValueError: Unknown version: v15 in /models/My Model/tekken.json (while loading)"):
+        assert top_finding(line).rule == "OP-7.200", line

@@ -454,6 +454,8 @@ def test_an_exception_glued_to_a_cjk_sentences_last_ideograph_is_found_and_its_c
     line = "使用VLLM推理报错AttributeError: 'TokenizerGroup' object has no attribute 'eos_token_id'"
     assert exception_in(line) == ("AttributeError", "'TokenizerGroup' object has no attribute 'eos_token_id'")
     assert exception_in("モデル読み込みでValueError: bad value") == ("ValueError", "bad value")
+    for lead in ("【求助】", "怎么解决？", "エラー！", "ㅠㅠ", "오류 발생"):
+        assert exception_in(f"{lead}ValueError: bad value") == ("ValueError", "bad value"), lead
     assert exception_in("xAttributeError: glued to a Latin letter is a word of its own") is None
 
 
