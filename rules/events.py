@@ -1033,6 +1033,9 @@ FAILURE_WORDS = re.compile(
 # Python's words for a module that is not installed, with the module's top-level name (the package's, for the
 # packages vLLM's extras install: decord, librosa, soundfile, av): the collector looks it up, OP-7.29 names it.
 MISSING_MODULE = re.compile(r"No module named '?(?P<module>[A-Za-z_]\w*)")
+# one of vLLM's own modules missing (`No module named 'vllm.utils.argparse_utils'`): the collector dates it, OP-7.16
+# reads it
+VLLM_MODULE_MISSING = re.compile(r"No module named '?(?P<module>vllm(?:\.\w+)+)'?")
 
 
 class OomPhase(str, Enum):

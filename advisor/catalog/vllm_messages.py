@@ -33,10 +33,11 @@ MIN_PARTIAL_LITERAL = 24
 # A message with less literal text than that ("unexpected error", "model is required") is common English: inside
 # another line (Ray's "… crashed unexpectedly due to SIGSEGV or other unexpected errors.") it is not vLLM's. Such a
 # message matches only where a message starts (the line's start, after a class's or logger's `: `, `] `, a dash or
-# a quote or backtick, or a Chinese sentence's full-width colon: `一直报错：Unknown part type: audio`, dasheng-lm#31)
-# and, with no field to end it, only where the line then ends, or its inline code does (a sentence quoting
-# `RuntimeError: UVA is not available`, syv-ai/qwen38-27b-rtx3090 PR #77).
-_SHORT_START = r"""(?:^|(?<=[:\]'"`\-：])\s*)"""
+# a quote, or a Chinese sentence's full-width colon: `一直报错：Unknown part type: audio`, dasheng-lm#31) and, with no
+# field to end it, only where the line then ends, or the inline code it was quoted in does (a sentence quoting
+# `RuntimeError: UVA is not available`, syv-ai/qwen38-27b-rtx3090 PR #77). Not after a backtick: a phrase a sentence
+# puts in code (`` `Insufficient memory` while allocating ``) is not vLLM's message.
+_SHORT_START = r"""(?:^|(?<=[:\]'"\-：])\s*)"""
 _SHORT_END = r"""(?:[\s.!'"})\],]*$|[.!'"]*`)"""
 NEAREST_SHARED_WORDS = 2  # words an unknown error must share with a message for it to count as near
 CUT_CANDIDATES = 5  # entries tried for a paste cut mid-sentence, those sharing most of its words
@@ -218,17 +219,21 @@ class MessageCatalog:
         """The message that names a value an error's words quote (a KeyError's key): `naming` of each, in order."""
         return next((ref for value in _QUOTED_IN_ERROR.findall(said) if (ref := self.naming(value))), None)
 
-    def releases_with(self, *modules: str) -> tuple[str, str] | None:
+    def releases_with(self, *modules: str, patch: bool = False) -> tuple[str, str] | None:
         """The first and last minor release whose source says something in one of `modules` (a file, or a
-        folder ending in `/`): when a part of vLLM existed, read from where vLLM raised or logged in it."""
-        spans = [
-            (entry["first"], entry["last"])
+        folder ending in `/`): when a part of vLLM existed, read from where vLLM raised or logged in it. `patch`: the
+        first as the patch that brought it where the catalog read one (`0.11.1`: 0.11.0 lacked the file)."""
+        places = [
+            place
             for entry in self.entries
-            if any(entry["file"] == m or (m.endswith("/") and entry["file"].startswith(m)) for m in modules)
+            for place in entry.get("places") or [entry]  # a message that moved: each file with its own span
+            if any(place["file"] == m or (m.endswith("/") and place["file"].startswith(m)) for m in modules)
         ]
-        if not spans:
+        if not places:
             return None
-        return min((first for first, _ in spans), key=_minor), max((last for _, last in spans), key=_minor)
+        earliest = min(places, key=lambda place: (_minor(place["first"]), _minor(place.get("first_release") or "")))
+        first = (patch and earliest.get("first_release")) or earliest["first"]
+        return first, max((place["last"] for place in places), key=_minor)
 
     @property
     def minors_read(self) -> list[str]:
@@ -350,13 +355,18 @@ class MessageCatalog:
         return self._compiled[index]
 
 
+# What may stand between the backtick that opens inline code and vLLM's words in it: the exception's class
+_OPENED_BEFORE = re.compile(r"`\s*(?:[A-Za-z_][\w.]*:\s*)?$")
+
+
 def _closing_backtick(match: re.Match[str], text: str) -> int | None:
     """Where the inline code a message was quoted in closes, when it closes inside the match (`` `Unknown image model
-    type: llama`) ``: a field's greedy group would take the backtick and what follows it)."""
+    type: llama`) `` or `` `ValueError: Unknown image model type: llama` when … ``: a field's greedy group would take
+    the backtick and what follows it)."""
     start = match.start()
     while start < len(text) and text[start].isspace():
         start += 1
-    if start == 0 or text[start - 1] != "`":
+    if _OPENED_BEFORE.search(text, 0, start) is None:
         return None
     closing = text.find("`", start, match.end())
     return closing if closing > start else None

@@ -22,6 +22,7 @@ from rules.events import (
     SAMPLING_PARAMS_INIT,
     STRUCT_UNEXPECTED_KEYWORD,
     UNEXPECTED_KEYWORD,
+    VLLM_MODULE_MISSING,
     CatalogRef,
     named_as_vllms,
 )
@@ -67,6 +68,8 @@ def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentRelea
     has the flag."""
     if cls == "AttributeError":
         return _config_field_releases(said)
+    if cls in ("ModuleNotFoundError", "ImportError"):
+        return _own_module_releases(said)
     keyword = UNEXPECTED_KEYWORD.search(said) if cls == "TypeError" else None
     if keyword is None:
         return _struct_keyword_releases(cls, said, frames)
@@ -81,6 +84,29 @@ def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentRelea
         return ArgumentReleases()  # another function than vLLM's refused it
     taken = is_flag("--" + keyword["keyword"].replace("_", "-"))
     return ArgumentReleases(known_in_release=interface_release() if taken else None)
+
+
+def _own_module_releases(said: str) -> ArgumentReleases:
+    """The releases whose source has one of vLLM's own modules that an import did not find, as far as the catalog
+    places vLLM's messages in it (`vllm.utils.argparse_utils`: 0.11 on, OpenPipe/ART PR #501 met it on 0.11.0): a
+    module every release read has says nothing, one only newer releases have dates the installed vLLM as older than
+    the importing code expects, one only older releases had as newer."""
+    found = VLLM_MODULE_MISSING.search(said)
+    read = message_catalog().minors_read
+    if found is None or not read:
+        return ArgumentReleases()
+    path = found["module"].replace(".", "/")
+    span = message_catalog().releases_with(f"{path}.py", f"{path}/", patch=True)
+    if span is None:
+        return ArgumentReleases()
+    first, last = span
+    if last != read[-1]:
+        return ArgumentReleases(known_releases=f"{first}–{last}")
+    return ArgumentReleases(known_in_release=first) if _minor_of(first) != read[0] else ArgumentReleases()
+
+
+def _minor_of(release: str) -> str:
+    return ".".join(release.split(".")[:2])
 
 
 def _config_field_releases(said: str) -> ArgumentReleases:

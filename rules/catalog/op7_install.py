@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import VLLM_MODULE_MISSING, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
-_OWN_MODULE = re.compile(r"No module named '?(?P<module>vllm(?:\.\w+)+)'?")
+_OWN_MODULE = VLLM_MODULE_MISSING
 # no vllm at all: the interpreter (a Ray worker's, a container's) has none to import
 _NO_VLLM = re.compile(r"No module named (?:'vllm'|vllm(?![\w.']))")
 # vLLM's compiled extensions, built from csrc/ by a source build or shipped in its wheels (`vllm._C`, `vllm._moe_C`,
@@ -98,6 +98,10 @@ def _own_module_finding(event: LogEvent, module: str) -> Finding:
         return _importer_finding(event, module, importer)
     checkout = bool(where) and c.installed_package(where) != "vllm"
     root = where.split("/vllm/", 1)[0] + "/vllm" if checkout and "/vllm/" in where else None
+    # with no frame, the importer is unknown and the catalog's dates say which release it expected; vLLM's own frame
+    # importing its own module is one release, whose file is missing (an incomplete install)
+    if not where and (event.known_in_release or event.known_releases):
+        return _dated_module_finding(event, module)
     title = f"vLLM cannot import its own module {module}: "
     title += f"the vLLM imported is a source checkout ({root}) that lacks it" if root else "the installed vLLM lacks it"
     return RULE_OWN_MODULE.finding(
@@ -120,6 +124,34 @@ def _own_module_finding(event: LogEvent, module: str) -> Finding:
             else "Reinstall vLLM cleanly: `pip uninstall -y vllm` (until none is left), then `pip install "
             "vllm==<release>`.",
             "Check which vLLM Python imports: `python -c 'import vllm, sys; print(vllm.__file__)'`.",
+        ],
+        confidence=0.8,
+    )
+
+
+def _dated_module_finding(event: LogEvent, module: str) -> Finding:
+    """One of vLLM's modules that only some releases have: the installed vLLM is another release than the code that
+    imports it was written for (OpenPipe/ART PR #501: `vllm.utils.argparse_utils` on vLLM 0.11.0; pinning 0.13.0 fixed
+    it), not a broken install."""
+    added = event.known_in_release is not None
+    first, _, last = (event.known_releases or "").partition("–")
+    span = f"in vLLM {event.known_in_release} and later" if added else f"in vLLM {first}"
+    span += f" to {last}" if not added and last != first else ""
+    pin = f"vllm>={event.known_in_release}" if added else f"vllm=={last}.*"
+    # a module that went away may also be one the installed release is too old for: only its end is a certainty
+    relation = "older than" if added else "another release than the one"
+    return RULE_OWN_MODULE.finding(
+        Severity.CRITICAL,
+        f"vLLM cannot import its own module {module}: the catalog finds it {span} only, so the installed vLLM is "
+        f"{relation} the code importing it expects",
+        summary=f"vLLM's messages place {module} {span} (as far as the message catalog reads vLLM's source, 0.4 "
+        "on): a vLLM without it is another release than the one the importing code (a framework, a plugin, vLLM's "
+        "own entry point of another release) was written for, not a broken install.",
+        evidence=[c.log_evidence(event, name="missing vLLM module", value=module)],
+        actions=[
+            f"Install a vLLM release that has it (`pip install '{pin}'`, or the release the importing code pins), or "
+            "a release of that code written for the installed vLLM (`pip show vllm` says which is installed).",
+            "Check which vLLM Python imports: `python -c 'import vllm; print(vllm.__version__, vllm.__file__)'`.",
         ],
         confidence=0.8,
     )
@@ -230,9 +262,10 @@ RULE_OWN_MODULE = Rule(
         example="`from vllm.benchmarks.serve import add_cli_args, main` / `ModuleNotFoundError: No module named "
         "'vllm.benchmarks.serve'` from /workspace/vllm (vllm-project/vllm-ascend#707).",
         fix="A clean install, or a complete checkout; never a `vllm/` folder in the working directory.",
-        limits="Reads the module and the frame's path only; which release should have the module is not checked. "
-        "A frame in another package (a plugin such as vllm_omni, a framework) is that package's version against "
-        "vLLM's, not an incomplete vLLM.",
+        limits="Reads the module and the frame's path. Pasted without a frame, the module is dated by the releases "
+        "whose source the message catalog places vLLM's messages in (a module that says nothing is not dated, and "
+        "one that spoke late is dated late). A frame in another package (a plugin such as vllm_omni, a framework) is "
+        "that package's version against vLLM's, not an incomplete vLLM.",
         references=[
             "https://github.com/vllm-project/vllm-ascend/issues/707",
             "https://github.com/vllm-project/vllm/issues/15286",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from advisor.catalog.vllm_messages import message_catalog
 from advisor.collect.logs import parse_lines
 from rules.catalog import op7_install
 from rules.evaluate import evaluate
@@ -89,3 +90,27 @@ def test_vllms_missing_version_file_is_an_unbuilt_tree_before_its_kernels_fail()
     assert "pip install -e ." in finding.actions[1]
     both = evaluate(_facts([warning, "ModuleNotFoundError: No module named 'vllm._C'"])).findings
     assert both[0].rule == "OP-7.16" and "(vllm._C)" in both[0].title  # the failure itself leads when pasted
+
+
+def test_a_module_pasted_without_frames_is_dated_by_the_releases_whose_source_has_it():
+    # OpenPipe/ART PR #501, verbatim: vLLM 0.11.0 lacked vllm.utils.argparse_utils (pinning 0.13.0 fixed it);
+    # FoundationVision/LlamaGen#3: a serving script written against vLLM 0.4's vllm.engine.ray_utils
+    added = op7_install.RULE_OWN_MODULE.evaluate(
+        _facts(
+            [
+                "`ModuleNotFoundError: No module named 'vllm.utils.argparse_utils'`. This error happens because the "
+                "module is only present in vLLM 0.12.0 and above."
+            ]
+        )
+    )[0]
+    assert "in vLLM 0.11.1 and later only, so the installed vLLM is older" in added.title
+    assert "vllm>=0.11.1" in added.actions[0]
+    gone = op7_install.RULE_OWN_MODULE.evaluate(
+        _facts(["ModuleNotFoundError: No module named 'vllm.engine.ray_utils'"])
+    )
+    assert "in vLLM 0.4 only" in gone[0].title and "vllm==0.4.*" in gone[0].actions[0]
+
+
+def test_the_first_release_of_a_file_is_the_patch_that_brought_it_where_the_catalog_read_one():
+    assert message_catalog().releases_with("vllm/utils/argparse_utils.py", patch=True) == ("0.11.1", "0.34")
+    assert message_catalog().releases_with("vllm/utils/argparse_utils.py") == ("0.11", "0.34")
