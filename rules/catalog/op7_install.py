@@ -130,30 +130,34 @@ def _own_module_finding(event: LogEvent, module: str) -> Finding:
 
 
 def _dated_module_finding(event: LogEvent, module: str) -> Finding:
-    """One of vLLM's modules that only some releases have: the installed vLLM is another release than the code that
-    imports it was written for (OpenPipe/ART PR #501: `vllm.utils.argparse_utils` on vLLM 0.11.0; pinning 0.13.0 fixed
-    it), not a broken install."""
+    """One of vLLM's modules that only some releases have, pasted without a frame: most often the vLLM imported is
+    another release than the code that imports it was written for (OpenPipe/ART PR #501: `vllm.utils.argparse_utils`
+    on vLLM 0.11.0; pinning 0.13.0 fixed it), but a checkout on the path or an incomplete build hides the module too
+    (vllm-project/vllm-ascend#725: a source tree in the working directory), so which vLLM Python imports is checked
+    first."""
     added = event.known_in_release is not None
     first, _, last = (event.known_releases or "").partition("–")
     span = f"in vLLM {event.known_in_release} and later" if added else f"in vLLM {first}"
     span += f" to {last}" if not added and last != first else ""
     pin = f"vllm>={event.known_in_release}" if added else f"vllm=={last}.*"
     # a module that went away may also be one the installed release is too old for: only its end is a certainty
-    relation = "older than" if added else "another release than the one"
+    relation = "an older release than" if added else "another release than"
     return RULE_OWN_MODULE.finding(
         Severity.CRITICAL,
-        f"vLLM cannot import its own module {module}: the catalog finds it {span} only, so the installed vLLM is "
-        f"{relation} the code importing it expects",
+        f"vLLM cannot import its own module {module}, which the catalog finds {span} only: the vLLM imported is "
+        f"{relation} the code importing it expects, or not the install you think",
         summary=f"vLLM's messages place {module} {span} (as far as the message catalog reads vLLM's source, 0.4 "
-        "on): a vLLM without it is another release than the one the importing code (a framework, a plugin, vLLM's "
-        "own entry point of another release) was written for, not a broken install.",
+        "on). A vLLM without it is most often another release than the one the importing code (a framework, a "
+        "plugin, an entry point of another release) was written for; a source checkout on the path or a build that "
+        "left files out hides it too.",
         evidence=[c.log_evidence(event, name="missing vLLM module", value=module)],
         actions=[
-            f"Install a vLLM release that has it (`pip install '{pin}'`, or the release the importing code pins), or "
-            "a release of that code written for the installed vLLM (`pip show vllm` says which is installed).",
-            "Check which vLLM Python imports: `python -c 'import vllm; print(vllm.__version__, vllm.__file__)'`.",
+            "Check which vLLM Python imports: `python -c 'import vllm; print(vllm.__version__, vllm.__file__)'` (a "
+            "path outside site-packages is a checkout on the path: run from another directory).",
+            f"Then install a vLLM release that has it (`pip install '{pin}'`, or the release the importing code "
+            "pins), or a release of that code written for the installed vLLM.",
         ],
-        confidence=0.8,
+        confidence=0.75,
     )
 
 

@@ -103,12 +103,12 @@ def test_a_module_pasted_without_frames_is_dated_by_the_releases_whose_source_ha
             ]
         )
     )[0]
-    assert "in vLLM 0.11.1 and later only, so the installed vLLM is older" in added.title
-    assert "vllm>=0.11.1" in added.actions[0]
+    assert "which the catalog finds in vLLM 0.11.1 and later only: the vLLM imported is an older release" in added.title
+    assert "vllm.__file__" in added.actions[0] and "vllm>=0.11.1" in added.actions[1]
     gone = op7_install.RULE_OWN_MODULE.evaluate(
         _facts(["ModuleNotFoundError: No module named 'vllm.engine.ray_utils'"])
     )
-    assert "in vLLM 0.4 only" in gone[0].title and "vllm==0.4.*" in gone[0].actions[0]
+    assert "in vLLM 0.4 only" in gone[0].title and "vllm==0.4.*" in gone[0].actions[1]
 
 
 def test_the_first_release_of_a_file_is_the_patch_that_brought_it_where_the_catalog_read_one():
