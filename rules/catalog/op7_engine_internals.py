@@ -14,6 +14,11 @@ verl's LoRA loader, verl-project/verl#4380): their fields are mostly engine argu
 message catalog's table of EngineArgs' fields per release dates the one read (lora_extra_vocab_size: 0.4 to 0.11,
 deprecated in vllm/config/lora.py of 0.10.2 and 0.11 "and will be removed in v0.12.0"). A field no release's
 EngineArgs had is the config's own, and is left to VC-2.
+
+And for vLLM's tokenizers, which callers take for a Hugging Face tokenizer: the TokenizerGroup an engine's
+`.tokenizer` held from vLLM 0.3 to 0.10 (dottxt-ai/outlines#576), and the MistralTokenizer of `--tokenizer-mode
+mistral` (ai-dynamo/dynamo PR #12659); Python's AttributeError names the tokenizer's class, not the release or the
+mode that made it.
 """
 
 from __future__ import annotations
