@@ -265,9 +265,9 @@ def _mistral_tokenizer_finding(event: LogEvent, name: str) -> Finding:
         f"Face tokenizer and asks it for {name}",
         summary="With --tokenizer-mode mistral vLLM's tokenizer wraps mistral_common, which has none of a Hugging "
         f"Face tokenizer's attributes such as {name}. Code that reads them from it fails: a framework around vLLM "
-        "(ai-dynamo/dynamo PR #12659: its engine factory read chat_template; the merged fix checks first), or a part "
-        "that did not support the Mistral tokenizer in that release (vllm#8358: a structured-output backend's "
-        "get_vocab; later releases refuse such backends in words and name tokenizer_mode='hf').",
+        "(ai-dynamo/dynamo PR #12659: its engine factory read chat_template from it, which the merged fix stopped), "
+        "or a part that did not support the Mistral tokenizer in that release (vllm#8358: a structured-output "
+        "backend's get_vocab; later releases refuse such backends in words and name tokenizer_mode='hf').",
         evidence=[c.log_evidence(event, name="engine_attribute", value=f"MistralTokenizer.{name}")],
         alternatives=[
             ConfigChange(

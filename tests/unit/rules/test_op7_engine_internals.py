@@ -148,7 +148,7 @@ def test_the_wrappers_folder_ends_where_the_rule_says_it_went():
 
 
 def test_vllms_mistral_tokenizer_taken_for_a_hugging_face_one_offers_the_hugging_face_tokenizer():
-    # ai-dynamo/dynamo PR #12659, verbatim (Dynamo's engine factory read chat_template; the merged fix checks first)
+    # ai-dynamo/dynamo PR #12659, verbatim (Dynamo's engine factory read chat_template; the merged fix stopped that)
     top = top_finding("'MistralTokenizer' object has no attribute 'chat_template'")
     assert top.rule == "OP-7.69" and "for a Hugging Face tokenizer and asks it for chat_template" in top.title
     assert "vllm#8358" in top.summary
