@@ -207,13 +207,27 @@ def values_to_measure(case: Case, choice: Choice, rivals: list[int] | None) -> t
     return list(dict.fromkeys(values)), roles
 
 
+def server_flags(case: Case) -> list[str]:
+    """The flags every measured value's server starts with besides the case's own: predict_accuracy's for the ramp
+    cases (their recorded servers came from its measure()), the recorded server's own for the window cases."""
+    if case.source == "ramp":
+        return base_flags(case.engine)
+    return without_flag(recorded_flags(case.situation), case.flag)
+
+
 def measure_value(
-    case: Case, choice: Choice, value: str, before: dict, folder: Path, recorded: bool, ttft_slo_s: float | None
+    case: Case,
+    choice: Choice,
+    value: str,
+    flags: list[str],
+    before: dict,
+    folder: Path,
+    recorded: bool,
+    ttft_slo_s: float | None,
 ) -> dict:
-    """Predicts the value with triage's own command, then starts the engine with it and ramps the recorded
-    load (or recalls that ramp with --recorded), and sets the two side by side."""
+    """Predicts the value with triage's own command, then starts the engine with `flags` and the value and ramps
+    the recorded load (or recalls that ramp with --recorded), and sets the two side by side."""
     engine, flag = case.engine, case.flag
-    flags = base_flags(engine) if case.source == "ramp" else without_flag(recorded_flags(case.situation), flag)
     predict_command = with_change(choice.template, f"{flag} {value}")
     prediction_path = folder / f"prediction-{flag.lstrip('-')}-{value}.json"
     if servops([*shlex.split(predict_command)[1:], "--json", str(prediction_path)]) != 0:
@@ -259,9 +273,10 @@ def check(
     choice = triage_choice(case, ttft_slo_s, folder)
     before = measured_before(case, folder)
     values, roles = values_to_measure(case, choice, rivals)
+    flags = server_flags(case)
     measured_runs = []
     for value in values:
-        run = measure_value(case, choice, value, before, folder, recorded, ttft_slo_s)
+        run = measure_value(case, choice, value, flags, before, folder, recorded, ttft_slo_s)
         measured_runs.append({"value": value, "role": roles.get(value, "rival"), **run})
     chosen = choice.chosen
     return {

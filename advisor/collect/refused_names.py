@@ -68,8 +68,9 @@ def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentRelea
     has the flag."""
     if cls == "AttributeError":
         return _config_field_releases(said)
-    if cls in ("ModuleNotFoundError", "ImportError") and VLLM_MODULE_MISSING.search(said):
-        return _own_module_releases(said)
+    own = VLLM_MODULE_MISSING.search(said) if cls in ("ModuleNotFoundError", "ImportError") else None
+    if own is not None:
+        return _own_module_releases(own["module"])
     keyword = UNEXPECTED_KEYWORD.search(said) if cls == "TypeError" else None
     if keyword is None:
         return _struct_keyword_releases(cls, said, frames)
@@ -86,16 +87,15 @@ def argument_releases(cls: str, said: str, frames: list[Frame]) -> ArgumentRelea
     return ArgumentReleases(known_in_release=interface_release() if taken else None)
 
 
-def _own_module_releases(said: str) -> ArgumentReleases:
+def _own_module_releases(module: str) -> ArgumentReleases:
     """The releases whose source has one of vLLM's own modules that an import did not find, as far as the catalog
     places vLLM's messages in it (`vllm.utils.argparse_utils`: 0.11.1 on, OpenPipe/ART PR #501 met it on 0.11.0): a
     module every release read has says nothing, one only newer releases have dates the installed vLLM as older than
     the importing code expects, one only older releases had as newer."""
-    found = VLLM_MODULE_MISSING.search(said)
     read = message_catalog().minors_read
-    if found is None or not read:  # the caller checked the words; a catalog without versions dates nothing
+    if not read:  # a catalog without versions dates nothing
         return ArgumentReleases()
-    path = found["module"].replace(".", "/")
+    path = module.replace(".", "/")
     span = message_catalog().releases_with(f"{path}.py", f"{path}/", patch=True)
     if span is None:
         return ArgumentReleases()

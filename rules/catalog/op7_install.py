@@ -17,7 +17,6 @@ from rules.events import VLLM_MODULE_MISSING, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
-_OWN_MODULE = VLLM_MODULE_MISSING
 # no vllm at all: the interpreter (a Ray worker's, a container's) has none to import
 _NO_VLLM = re.compile(r"No module named (?:'vllm'|vllm(?![\w.']))")
 # vLLM's compiled extensions, built from csrc/ by a source build or shipped in its wheels (`vllm._C`, `vllm._moe_C`,
@@ -46,7 +45,7 @@ def _check_own_module(facts: Facts) -> list[Finding]:
         # a framework's in-process wrapper saying the same is OP-7.92's: its server client is the fix there
         if _NO_VLLM.search(event.message or "") and not facts.events_of(LogEventKind.VLLM_IN_PROCESS_MISSING):
             return [_no_vllm_finding(event)]
-        found = _OWN_MODULE.search(event.message or "")
+        found = VLLM_MODULE_MISSING.search(event.message or "")
         if found:
             return [_own_module_finding(event, found["module"])]
         named = _COMPILED_NAME.search(event.message or "")
