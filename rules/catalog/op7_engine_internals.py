@@ -19,6 +19,10 @@ And for vLLM's tokenizers, which callers take for a Hugging Face tokenizer: the 
 `.tokenizer` held from vLLM 0.3 to 0.10 (dottxt-ai/outlines#576), and the MistralTokenizer of `--tokenizer-mode
 mistral` (ai-dynamo/dynamo PR #12659); Python's AttributeError names the tokenizer's class, not the release or the
 mode that made it.
+
+And for V1's executors: only UniProcExecutor (one GPU) holds a driver worker in the engine's process, so V0-style code
+reaching `model_executor.driver_worker` works on one GPU and fails with MultiprocExecutor on several (google/tunix#780;
+vllm/v1/executor/multiproc_executor.py keeps handles to worker processes instead).
 """
 
 from __future__ import annotations
@@ -51,6 +55,12 @@ GROUP_RELEASES = "0.3 to 0.10"  # LoRA's commit 9b945daa brought it; the catalog
 # vLLM's tokenizer for `--tokenizer-mode mistral`, which wraps mistral_common and is no Hugging Face tokenizer: code
 # that reads a Hugging Face tokenizer's attributes from it (ai-dynamo/dynamo PR #12659: `chat_template`) fails
 _MISTRAL_ATTRIBUTE = re.compile(r"'MistralTokenizer' object has no attribute '(?P<name>\w+)'")
+# V1's executors whose workers are processes of their own: only UniProcExecutor (one GPU) holds a driver_worker in
+# the engine's process (vllm/v1/executor/uniproc_executor.py; multiproc_executor.py keeps handles in `workers`), so
+# V0-style code reaching model_executor.driver_worker fails once the engine runs tensor parallel (google/tunix#780)
+_EXECUTOR_WORKER = re.compile(
+    r"'(?P<owner>MultiprocExecutor|RayDistributedExecutor)' object has no attribute 'driver_worker'"
+)
 
 # What V0's engine held in the caller's process, and where V1 keeps it instead.
 _MOVED: dict[str, str] = {
@@ -72,6 +82,9 @@ def _check_engine_internals(facts: Facts) -> list[Finding]:
         mistral = _MISTRAL_ATTRIBUTE.search(event.message or "")
         if mistral is not None:
             return [_mistral_tokenizer_finding(event, mistral["name"])]
+        executor = _EXECUTOR_WORKER.search(event.message or "")
+        if executor is not None:
+            return [_executor_worker_finding(event, executor["owner"])]
         field = CONFIG_ATTRIBUTE.search(event.message or "")
         if field is not None and _config_field_dated(facts, event, field["owner"]):
             return [_config_field_finding(facts, event, field["owner"], field["name"])]
@@ -138,6 +151,26 @@ def _config_field_finding(facts: Facts, event: LogEvent, owner: str, name: str) 
             f"(`getattr(config, {name!r}, None)`), or follow what replaced it in that release's vllm/config.",
         ],
         confidence=0.8,
+    )
+
+
+def _executor_worker_finding(event: LogEvent, owner: str) -> Finding:
+    """V0-style code that reaches the executor's driver worker, on V1's executor for more than one GPU."""
+    return RULE_ENGINE_INTERNALS.finding(
+        c.phase_severity(event),
+        f"code built on vLLM reads {owner}.driver_worker: V1's executor for more than one GPU keeps its workers in "
+        "processes of their own",
+        summary="Frameworks written for V0 reach the model through `llm_engine.model_executor.driver_worker."
+        f"model_runner`. In V1 only the single-GPU UniProcExecutor holds a driver worker in the engine's process; "
+        f"{owner}, which V1 builds for tensor or pipeline parallelism, holds handles to worker processes, so the "
+        "same code that works on one GPU fails on several. The caller's code, not a flag of vLLM's.",
+        evidence=[c.log_evidence(event, name="engine_attribute", value=f"{owner}.driver_worker")],
+        actions=[
+            "Reach the workers through `LLM.collective_rpc(method)`, which runs a method on every worker whatever "
+            "the executor (the framework's release that does so, where it has one).",
+            "Until then, one GPU per engine (tensor_parallel_size=1) gives UniProcExecutor, which has driver_worker.",
+        ],
+        confidence=0.75,
     )
 
 
@@ -309,7 +342,8 @@ RULE_ENGINE_INTERNALS = Rule(
         "'<field>'` for vLLM's configuration classes (ModelConfig, LoRAConfig, …) when the field is an engine "
         "argument some releases had and others not; `'TokenizerGroup' object has no attribute '<name>'`, vLLM's "
         "tokenizer wrapper taken for the tokenizer; `'MistralTokenizer' object has no attribute '<name>'`, vLLM's "
-        "Mistral tokenizer taken for a Hugging Face one.",
+        "Mistral tokenizer taken for a Hugging Face one; `'MultiprocExecutor' object has no attribute "
+        "'driver_worker'`, V0-style code on V1's executor for more than one GPU.",
         why="Frameworks that drive vLLM in-process read V0's engine internals (model_executor.driver_worker, "
         "AsyncLLMEngine.engine); V1, the default from 0.8, keeps the engine core in another process.",
         example="`AttributeError: 'AsyncLLM' object has no attribute 'engine'` from FastChat's vllm_worker on vLLM "
@@ -327,6 +361,7 @@ RULE_ENGINE_INTERNALS = Rule(
             "https://github.com/verl-project/verl/issues/4380",
             "https://github.com/dottxt-ai/outlines/issues/576",
             "https://github.com/ai-dynamo/dynamo/pull/12659",
+            "https://github.com/google/tunix/issues/780",
             "https://docs.vllm.ai/en/latest/usage/v1_guide.html",
         ],
     ),

@@ -30,8 +30,8 @@ from rules.model import Category, Finding, Rule, RulePage, Severity
 
 _NAME = re.compile(
     r"cannot import name '(?P<name>\w+)' from (?P<partial>partially initialized module )?'(?P<module>vllm(?:\.\w+)*)'"
-    r"(?: (?:\(most likely due to a circular import\) )?\((?P<where>[^)]*)\)|\s*$)"
-)
+    r"(?: (?:\(most likely due to a circular import\) )?\((?P<where>[^)]*)\)|\s*$|(?=[^\x00-\x7f]))"
+)  # or the line ends in the reporter's own words in another script (`… from 'vllm.utils'报错`, VITA-MLLM/VITA#113)
 # Names vLLM's top-level package has defined in every release: one missing is not vLLM's package at all.
 _ALWAYS_TOP_LEVEL = ("__version__", "LLM", "SamplingParams")
 # Python's own words (quoted names) for a module without one of them; vLLM's lazy __getattr__ (0.32) words its own

@@ -153,3 +153,11 @@ def test_vllms_mistral_tokenizer_taken_for_a_hugging_face_one_offers_the_hugging
     assert top.rule == "OP-7.69" and "for a Hugging Face tokenizer and asks it for chat_template" in top.title
     assert "vllm#8358" in top.summary
     assert top.changes == [] and [(a.flag, a.proposed) for a in top.alternatives] == [("--tokenizer-mode", "hf")]
+
+
+def test_v0_style_code_reaching_the_driver_worker_of_v1s_multiprocess_executor_is_the_callers():
+    # google/tunix#780, verbatim: Tunix's vLLM sampler reads model_executor.driver_worker.model_runner
+    top = top_finding("AttributeError: 'MultiprocExecutor' object has no attribute 'driver_worker'")
+    assert top.rule == "OP-7.69" and "MultiprocExecutor.driver_worker" in top.title
+    assert "UniProcExecutor" in top.summary and top.changes == []
+    assert any("collective_rpc" in action for action in top.actions)

@@ -126,3 +126,9 @@ def test_a_circular_import_of_a_vllm_module_is_not_another_release():
     )
     findings = evaluate(_facts([line])).findings
     assert not findings or findings[0].rule != "OP-7.67"
+
+
+def test_the_reporters_own_words_glued_after_the_module_do_not_hide_the_import():
+    # VITA-MLLM/VITA#113, verbatim: VITA's vLLM overrides were written for the vllm==0.5.5 its requirements pin
+    top = evaluate(_facts(["ImportError: cannot import name 'is_hip' from 'vllm.utils'报错"])).findings[0]
+    assert top.rule == "OP-7.67" and "is_hip" in top.title
