@@ -176,13 +176,22 @@ _PYTHON_OWN_CLASS = (
 )
 
 
+# Python's words closing a line after a program's own `error =` or `error:` (Unsloth's `Unsloth: FAILED getting
+# compilation_config with error = cannot import name 'CompilationLevel' from 'vllm.config' (…)`, unsloth-zoo#356): the
+# exception it caught and printed without its class. A quoted word alone is not taken there (a KeyError's words).
+_AFTER_ERROR_WORD = re.compile(r"\berror\s*[=:]\s*(?P<words>(?!')\S.*?)`?\s*$", re.IGNORECASE)
+
+
 def _python_own_error(text: str, bare: bool = False) -> tuple[str, str] | None:
     """(class, words) of Python's own error wording on a line that lacks its class: vLLM's V0 engine logs
     `'ColumnParallelLinear' object has no attribute 'input_scale'` at ERROR before the traceback, and a person pastes
-    the words alone from an issue title. A `bare` line (no log level) is never read as a KeyError: a quoted word alone
-    is as often a list item or a value as a missing key."""
+    the words alone from an issue title, or a program prints them after its own `error =`. A `bare` line (no log
+    level) is never read as a KeyError: a quoted word alone is as often a list item or a value as a missing key."""
     if not _PYTHON_OWN.match(text):
-        return None
+        caught = _AFTER_ERROR_WORD.search(text)
+        if caught is None or not _PYTHON_OWN.match(caught["words"]):
+            return None
+        text = caught["words"]
     found = next(((cls, text) for words, cls in _PYTHON_OWN_CLASS if words in text), None)
     return None if bare and found is not None and found[0] == "KeyError" else found
 

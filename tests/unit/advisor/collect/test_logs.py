@@ -875,6 +875,18 @@ def test_an_errors_words_logged_before_its_traceback_take_the_tracebacks_frames(
     assert [e.kind for e in apart.events] == [LogEventKind.UNPLACED_ERROR, LogEventKind.CUT_TRACEBACK]
 
 
+def test_pythons_words_a_program_printed_after_its_own_error_word_are_that_exception():
+    # unslothai/unsloth-zoo#356, verbatim: Unsloth caught vLLM 0.11.2's ImportError and printed its words alone
+    unsloth = (
+        "`Unsloth: FAILED getting compilation_config with error = cannot import name 'CompilationLevel' from "
+        "'vllm.config' (/root/sky_workdir/.venv/lib/python3.10/site-packages/vllm/config/__init__.py)`"
+    )
+    error = only_event(unsloth)
+    assert (error.kind, error.exception) == (LogEventKind.UNPLACED_ERROR, "ImportError")
+    assert error.message.startswith("ImportError: cannot import name 'CompilationLevel' from 'vllm.config'")
+    assert parse_lines(["the error: 'abc'"]).events == []  # a quoted word after it is no KeyError
+
+
 def test_an_error_before_the_engine_core_failed_to_start_was_raised_while_starting_in_its_plugins_component():
     # baidu/vLLM-Kunlun#477: the Kunlun plugin's attention kernel refusing the warm-up's batch
     lines = [
