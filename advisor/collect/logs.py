@@ -937,9 +937,10 @@ _ENGINE_ARGS_REFUSAL = re.compile(
 # `__post_init__` is printed as `Value error, <words> [type=value_error, input_value=ArgsKwargs(…), …]`
 # (zai-org/GLM-V#9 with vLLM 0.9; vllm#35967): the words are the exception's, its class pydantic's type. pydantic 1
 # printed the words first and the type after them in parentheses (`  Quantization is not supported for <class
-# '…BloomForCausalLM'>. (type=value_error)`, vllm#1711: a wrapper's settings model built vLLM's engine).
+# '…BloomForCausalLM'>. (type=value_error)`, vllm#1711: a wrapper's settings model built vLLM's engine). A person may
+# quote the line as code, its backticks before it (vllm PR #36734: "``` Assertion failed, In Mamba cache align …").
 _PYDANTIC_WRAPPED = re.compile(
-    r"^\s*(?:(?:Value error|Assertion failed), (?P<words>.+?) \[type=(?P<type>value_error|assertion_error), "
+    r"^\s*(?:`+\s*)?(?:(?:Value error|Assertion failed), (?P<words>.+?) \[type=(?P<type>value_error|assertion_error), "
     r"input_value=|(?P<words1>\S.*?) \(type=(?P<type1>value_error|assertion_error)\)$"
     # cut before its `[type=…]` (llm-compressor#2805: `Value error, Must use group or tensor_group quantization
     # strategy in order to apply`): pydantic's prefix alone says which, on a line pasted without a log level and

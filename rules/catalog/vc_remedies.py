@@ -56,6 +56,7 @@ class Remedy:
     captured: str = ""  # a value one of the message's fields must hold, for a template shared by many causes
     severity: Severity | None = None  # a warning whose consequence stops the server outranks a low note
     current_field: str = ""  # the message's field that states the setting's value now, when the server's is unknown
+    settings_check: bool = False  # an assert that checks the user's settings: a refusal, not an internal check
 
     def change(self, ref: CatalogRef, current: str | None) -> ConfigChange:
         fields = dict(ref.captured)
@@ -99,6 +100,23 @@ VIDEO_FRAMES_ACTION = (
 # What vLLM's maintainers advise for messages that do not say the fix themselves, each with the thread or
 # the vLLM source it comes from (docs/triage.md "vLLM's own messages").
 REMEDIES: tuple[Remedy, ...] = (
+    Remedy(  # vllm/config/vllm.py (0.17-0.26), an assert whose words name both settings: prefix caching on a hybrid
+        # model puts its Mamba cache in align mode, whose block (the attention block raised to hold the Mamba state)
+        # must fit one step's token budget (vllm#36697, vllm PR #36734: raise --max-num-batched-tokens to it)
+        "In Mamba cache align mode, block_size",
+        "--max-num-batched-tokens",
+        "flag",
+        "{block_size}",
+        "prefix caching on a hybrid (Mamba) model caches whole blocks of {block_size} tokens, and a step's token "
+        "budget must hold one (vllm PR #36734)",
+        instead=(
+            "--enable-prefix-caching",
+            "false",
+            "without prefix caching the Mamba cache is not in align mode, and the default budget stands",
+        ),
+        current_field="max_num_batched_tokens",
+        settings_check=True,
+    ),
     Remedy(
         "Bfloat16 is only supported on GPUs with compute capability",
         "--dtype",

@@ -118,7 +118,9 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
         actions = [_releases_action(ref, event.known_releases), *actions]
     if event.accepted_instead:
         actions = [_part_type_action(ref, event.accepted_instead), *actions]
-    if ref.kind in INTERNAL_CHECKS and not actions:
+    # an assert that checks the user's settings (its remedy says so) is a refusal, not vLLM disagreeing with itself
+    internal = ref.kind in INTERNAL_CHECKS and not (remedy is not None and remedy.settings_check)
+    if internal and not actions:
         actions = [_internal_check_action("AssertionError", _check_files(ref))]
     elif raised and not (changes or alternatives or actions):
         actions = [_source_action(ref)]
@@ -130,7 +132,7 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
     elif not raised and ref.level in LOGGED_ERROR_LEVELS:  # logger.error: vLLM went on, but something failed
         verb, what = "logged an error", "error"
     title = f"vLLM {verb}: {_plain(ref)}"
-    if ref.kind in INTERNAL_CHECKS:  # not a refusal: vLLM's own code found a state it assumed impossible
+    if internal:  # not a refusal: vLLM's own code found a state it assumed impossible
         title = f"vLLM's internal check failed in {_check_files(ref)}: {_plain(ref)}"
     whose = "servops' launch check, in the words of vLLM's" if ref.predicted else "vLLM's own"
     elsewhere = ""

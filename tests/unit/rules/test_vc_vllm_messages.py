@@ -1072,3 +1072,19 @@ def test_a_video_opencv_cannot_fully_decode_is_re_encoded_or_served_by_a_release
         top = _top(line)
         assert top.rule == "VC-1" and "multimodal/video.py" in top.title, line
         assert "ffmpeg" in top.actions[0] and "0.12 or later" in top.actions[0]
+
+
+def test_an_assert_on_the_users_settings_with_a_known_fix_is_a_refusal_with_the_value():
+    # vllm PR #36734 (for vllm#36697), verbatim with the backticks its author quoted it in: a hybrid Qwen3.5 model with
+    # prefix caching; the PR's fix: --max-num-batched-tokens at least the block size
+    line = (
+        "``` Assertion failed, In Mamba cache align mode, block_size (2096) must be <= max_num_batched_tokens (2048). "
+        "[type=assertion_error, input_value=ArgsKwargs((), {'model_co...transfer_config': None}), "
+        "input_type=ArgsKwargs]```"
+    )
+    top = _top(line)
+    assert top.rule == "VC-1" and top.title.startswith("vLLM refused: In Mamba cache align mode")
+    [change] = top.changes
+    assert (change.flag, change.current, change.proposed) == ("--max-num-batched-tokens", "2048", "2096")
+    assert [(a.flag, a.proposed) for a in top.alternatives] == [("--enable-prefix-caching", "false")]
+    assert not any("found a state it assumes impossible" in action for action in top.actions)
