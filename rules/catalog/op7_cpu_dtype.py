@@ -22,9 +22,37 @@ from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 # PyTorch's dispatch refusal for a CPU kernel (its name says cpu) and the dtype it was given.
-_CPU_DTYPE = re.compile(r"\"(?P<op>\w*cpu\w*)\" not implemented for '(?P<dtype>Half|BFloat16|Float8\w*)'")
+# vLLM's CPU layer-norm kernels are named without it (csrc/cpu/layernorm.cpp): `rms_norm_impl` on a macOS build,
+# which has no bfloat16 kernels (vllm PR #18249 restored the float16 fallback there)
+_CPU_DTYPE = re.compile(
+    r"\"(?P<op>\w*cpu\w*|(?:fused_add_)?rms_norm_impl)\" not implemented for '(?P<dtype>Half|BFloat16|Float8\w*)'"
+)
 # torch's dtype names → the value of vLLM's --dtype to move away from, and the one to move to.
 _INSTEAD = {"Half": ("float16", "bfloat16"), "BFloat16": ("bfloat16", "float32")}
+# On Apple silicon vLLM's CPU build has no bfloat16 kernels, and vLLM serves such models in float16 there
+_MACOS_BFLOAT16 = (
+    "On macOS (Apple silicon) `--dtype float16` is the faster way out: vLLM's CPU build there has no bfloat16 "
+    "kernels and casts bfloat16 models to float16 itself where that fallback is in the release (vllm PR #18249).",
+)
+
+
+def _actions(dtype: str) -> list[str]:
+    """What else to do besides the dtype: for float16, the vLLM release with its CPU kernel; for bfloat16, the
+    macOS build's own way out; for either, an IPEX that matches torch."""
+    ipex = (
+        "In a CPU build with Intel Extension for PyTorch, check that its release is the one built for the installed "
+        "torch (`pip show intel_extension_for_pytorch torch`): vLLM's CPU image pinned IPEX 2.6.0 beside torch 2.7.0 "
+        "and met this error until IPEX 2.7.0 (vLLM PR #18542)."
+    )
+    if dtype == "BFloat16":
+        return [*_MACOS_BFLOAT16, ipex]
+    return [
+        "Or upgrade vLLM when the kernel is vLLM's own (a `_cpu_impl` op): its CPU build added float16 to the KV cache "
+        "write after vllm#17225 (PR #18430). bfloat16 is the CPU backend's native dtype and needs no upgrade; `lscpu "
+        "| grep -o 'avx512_bf16\\|amx_bf16'` says whether the CPU computes it in hardware (else float32 is the "
+        "faster choice).",
+        ipex,
+    ]
 
 
 def _check_cpu_dtype(facts: Facts) -> list[Finding]:
@@ -51,15 +79,7 @@ def _check_cpu_dtype(facts: Facts) -> list[Finding]:
                         reason=f"the CPU kernels run {proposed}; {current} has no version of {found['op']} here",
                     )
                 ],
-                actions=[
-                    "Or upgrade vLLM when the kernel is vLLM's own (a `_cpu_impl` op): its CPU build added float16 to "
-                    "the KV cache write after vllm#17225 (PR #18430). bfloat16 is the CPU backend's native dtype and "
-                    "needs no upgrade; `lscpu | grep -o 'avx512_bf16\\|amx_bf16'` says whether the CPU computes it "
-                    "in hardware (else float32 is the faster choice).",
-                    "In a CPU build with Intel Extension for PyTorch, check that its release is the one built for the "
-                    "installed torch (`pip show intel_extension_for_pytorch torch`): vLLM's CPU image pinned IPEX "
-                    "2.6.0 beside torch 2.7.0 and met this error until IPEX 2.7.0 (vLLM PR #18542).",
-                ],
+                actions=_actions(found["dtype"]),
                 confidence=0.85,
             )
         ]

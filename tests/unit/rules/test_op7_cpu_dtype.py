@@ -25,3 +25,12 @@ def test_pytorchs_words_quoted_without_their_class_are_the_same_refusal_and_ipex
     top = top_finding("`\"reshape_and_cache_cpu_impl\" not implemented for 'Half'`")
     assert top.rule == "OP-7.63" and [(c.flag, c.proposed) for c in top.changes] == [("--dtype", "bfloat16")]
     assert any("IPEX 2.7.0 (vLLM PR #18542)" in action for action in top.actions)
+
+
+def test_vllms_cpu_layer_norm_without_bfloat16_on_a_macos_build_offers_float16_there():
+    # vllm PR #18249, verbatim: `vllm serve qwen/Qwen1.5-0.5B-Chat` on macOS's CPU build, whose kernels have no bfloat16
+    line = "ERROR 05-16 11:28:20 [engine.py:161] RuntimeError: \"rms_norm_impl\" not implemented for 'BFloat16'"
+    top = top_finding(line)
+    assert top.rule == "OP-7.63" and "rms_norm_impl has no bfloat16 version" in top.title
+    assert [(c.flag, c.proposed) for c in top.changes] == [("--dtype", "float32")]
+    assert top.actions[0].startswith("On macOS (Apple silicon) `--dtype float16`") and "#18249" in top.actions[0]
