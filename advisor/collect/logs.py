@@ -120,10 +120,14 @@ _NCCL_LEVELS = {"WARN": "ERROR", "ABORT": "CRITICAL", "INFO": "INFO", "TRACE": "
 _BRACKETED_LEVEL = re.compile(r"^\[(?P<level>(?i:error|err|warn|warning|info|debug|critical|fatal))\] ?(?P<msg>.*)$")
 # Another program's logger that writes its level as a word before the logger's name (Rust's tracing, as NVIDIA
 # Dynamo's workers print it: `ERROR engine.run_mp_engine: …`, once its timestamp is taken off), or after the name and
-# a process id (Python's logging in Xinference's format: `xinference.api.restful_api 155837 ERROR    […] …`).
+# a process id (Python's logging in Xinference's format: `xinference.api.restful_api 155837 ERROR    […] …`), or
+# joined to it by colons (Python's logging's default format).
 _LEVEL_WORDS = (
     re.compile(r"^(?P<level>ERROR|WARN|WARNING|CRITICAL|FATAL) +(?P<where>[A-Za-z_][\w.:-]*): (?P<msg>\S.*)$"),
     re.compile(r"^[A-Za-z_][\w.]*\.[\w.]+ \d+ (?P<level>ERROR|WARNING|CRITICAL) +(?P<msg>\S.*)$"),
+    # Python's logging in its default format, `LEVEL:logger:message` (vllm-mlx's `ERROR:vllm_mlx.engine_core:Engine
+    # loop error: …`, waybarrios/vllm-mlx#87)
+    re.compile(r"^(?P<level>ERROR|WARNING|CRITICAL):(?P<where>[A-Za-z_][\w.]*):(?P<msg>\S.*)$"),
 )
 # A glog letter's or a bracketed word's level, by its first letter.
 _OTHER_LEVELS = {"I": "INFO", "D": "DEBUG", "W": "WARNING", "E": "ERROR", "F": "CRITICAL", "C": "CRITICAL"}

@@ -887,6 +887,20 @@ def test_pythons_words_a_program_printed_after_its_own_error_word_are_that_excep
     assert parse_lines(["the error: 'abc'"]).events == []  # a quoted word after it is no KeyError
 
 
+def test_pythons_logging_default_format_names_its_level():
+    # waybarrios/vllm-mlx#87 and #516, verbatim: `LEVEL:logger:message`, logging.basicConfig's format
+    cut = parse_lines(["  ERROR:vllm_mlx.engine_core:Engine loop error: ArraysCache.__init__()"]).events
+    assert [(e.kind, e.message) for e in cut] == [
+        (LogEventKind.UNPLACED_LINE, "Engine loop error: ArraysCache.__init__()")
+    ]
+    mllm = only_event(
+        "ERROR:vllm_mlx.models.mllm:Failed to load MLLM: Model type qwen3 not supported. Error: No module named "
+        "'mlx_vlm.speculative.drafters.qwen3'"
+    )
+    assert (mllm.kind, mllm.exception) == (LogEventKind.UNPLACED_ERROR, "ModuleNotFoundError")
+    assert parse_lines(["WARNING:root:some thing happened"]).events == []  # a warning that says nothing failed
+
+
 def test_an_error_before_the_engine_core_failed_to_start_was_raised_while_starting_in_its_plugins_component():
     # baidu/vLLM-Kunlun#477: the Kunlun plugin's attention kernel refusing the warm-up's batch
     lines = [
