@@ -109,6 +109,12 @@ class LogEventKind(str, Enum):
     # Python's multiprocessing refusing a daemon process a child (process.py: "daemonic processes are not allowed
     # to have children"): vLLM started its workers or engine core from inside a daemon process
     DAEMON_NO_CHILDREN = "daemon_no_children"
+    # libnuma printing a NUMA system call the kernel refused (`get_mempolicy: Operation not permitted`): a container's
+    # default seccomp profile and capabilities deny them to vLLM's CPU backend (vllm#24016); function: the call
+    NUMA_CALL_DENIED = "numa_call_denied"
+    # GNU OpenMP (libgomp) refusing an OpenMP environment variable's value (`libgomp: Invalid value for environment
+    # variable OMP_NUM_THREADS`: OMP_NUM_THREADS=0); env_variable: its name
+    OMP_ENV_INVALID = "omp_env_invalid"
     # vLLM's sleep-mode allocator (csrc/cumem_allocator.cpp: "CUDA Error: %s at %s:%d", from cuGetErrorString) failing
     # to map memory back on wake_up; message: the driver's words ("out of memory", "invalid argument")
     SLEEP_WAKE_FAILED = "sleep_wake_failed"
@@ -1203,6 +1209,7 @@ class LogEvent(BaseModel):
     code: str | None = None  # the source line of an unplaced error's last frame: what was being called
     error_code: str | None = None  # a runtime's numbered error, as it prints it (CANN's 500001)
     symbol: str | None = None  # the symbol a compiled library could not resolve
+    env_variable: str | None = None  # an environment variable a library refused the value of (OMP_ENV_INVALID)
     requests_per_s: float | None = None  # a benchmark's result
     tokens_per_s: float | None = None
     prompts_done: int | None = None  # the offline progress bar's finished prompts, of prompts_total
@@ -1440,6 +1447,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.SHM_TOO_SMALL: ("message", "shm_bytes"),
     LogEventKind.CUDA_FORKED: ("message",),
     LogEventKind.DAEMON_NO_CHILDREN: ("message",),
+    LogEventKind.NUMA_CALL_DENIED: ("message", "function"),
+    LogEventKind.OMP_ENV_INVALID: ("message", "env_variable"),
     LogEventKind.SLEEP_WAKE_FAILED: ("message",),
     LogEventKind.SLEEP_FREED: ("sleep_freed_gib", "sleep_kept_gib", "code_file"),
     LogEventKind.ASCEND_SOC_MISMATCH: ("message", "component"),

@@ -35,7 +35,30 @@ def _check_cpu_numa(facts: Facts) -> list[Finding]:
         migrate = _MIGRATE.search(event.message or event.raw)
         if migrate is not None:
             return [_migrate_refused(event, int(migrate["errno"]))]
-    return []
+    denied = facts.events_of(LogEventKind.NUMA_CALL_DENIED)
+    return [_call_denied(denied[0])] if denied else []
+
+
+def _call_denied(event: LogEvent) -> Finding:
+    """libnuma's bare perror of a refused call: the same denial, which vLLM's CPU guide calls harmless apart from
+    where the memory sits."""
+    call = event.function or "a NUMA call"
+    return RULE_CPU_NUMA.finding(
+        Severity.LOW,
+        f"the container denies the NUMA system calls of vLLM's CPU backend ({call}: Operation not permitted): the "
+        "server runs, its memory possibly on a remote NUMA node",
+        summary="libnuma printed a memory-policy call the kernel refused. A container's default capabilities and "
+        "seccomp profile deny get_mempolicy, set_mempolicy and migrate_pages; vLLM's CPU installation guide calls "
+        "the line harmless except that memory is not bound to the NUMA node of the threads using it (vllm#24016, "
+        "PR #24017), which costs speed on a host with more than one socket.",
+        evidence=[c.log_evidence(event, name="NUMA call denied", value=call)],
+        changes=[_grant_change()],
+        actions=[
+            _GRANT,
+            "On a single-socket host (`lscpu | grep 'NUMA node(s)'` says 1) it changes nothing: ignore it.",
+        ],
+        confidence=0.85,
+    )
 
 
 def _migrate_refused(event: LogEvent, errno: int) -> Finding:
@@ -86,7 +109,8 @@ RULE_CPU_NUMA = Rule(
     needs=("events",),
     page=RulePage(
         checks="`numa_migrate_pages failed. errno: N` (vLLM's CPU worker binding its threads, an error before PR "
-        "#19241 and a warning since) .",
+        "#19241 and a warning since), and libnuma's `get_mempolicy: Operation not permitted` (or set_mempolicy, "
+        "mbind, migrate_pages, move_pages).",
         why="A container's default capabilities and seccomp profile deny the NUMA memory-policy system calls the "
         "CPU backend makes after binding its OpenMP threads to cores.",
         example="`RuntimeError: numa_migrate_pages failed. errno: 1` from vLLM's CPU image with "
@@ -94,8 +118,8 @@ RULE_CPU_NUMA = Rule(
         fix="`--cap-add SYS_NICE --security-opt seccomp=unconfined` (or the pod's securityContext), or privileged; a "
         "vLLM after PR #19241 only warns.",
         limits="Whether the refusal was fatal is read from the line's level: a WARNING is a release after PR #19241 "
-        "that ran on, anything else the fatal one. libnuma's bare `get_mempolicy: Operation not permitted` (the "
-        "same denial, harmless per vLLM's guide) is not a line the reader keeps.",
+        "that ran on, anything else the fatal one. libnuma's bare `get_mempolicy: Operation not permitted` is the "
+        "same denial, read as a note: harmless per vLLM's guide except for where memory sits.",
         references=[
             "https://github.com/vllm-project/vllm/issues/10556",
             "https://github.com/vllm-project/vllm/pull/19241",

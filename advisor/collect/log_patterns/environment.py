@@ -491,6 +491,20 @@ PATTERNS: tuple[Pattern, ...] = (
         r"daemonic processes are not allowed to have children",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # libnuma's perror of a NUMA system call the kernel refused: a container's default seccomp profile and
+        # capabilities deny them (vllm#24016; vLLM's CPU installation guide, PR #24017)
+        ("Operation not permitted",),
+        K.NUMA_CALL_DENIED,
+        r"\b(?P<call>get_mempolicy|set_mempolicy|mbind|migrate_pages|move_pages): Operation not permitted",
+        lambda m: {"message": m.group(0), "function": m["call"]},
+    ),
+    wording(  # GNU OpenMP refusing an OpenMP variable's value at start (libgomp's env.c): OMP_NUM_THREADS=0
+        # (redhat-et/vllm-cpu-perf-eval#45)
+        ("libgomp: Invalid value for environment variable",),
+        K.OMP_ENV_INVALID,
+        r"libgomp: Invalid value for environment variable (?P<var>\w+)",
+        lambda m: {"message": m.group(0), "env_variable": m["var"]},
+    ),
     wording(
         ("Cannot re-initialize CUDA in forked subprocess",),
         K.CUDA_FORKED,

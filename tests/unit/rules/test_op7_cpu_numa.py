@@ -6,6 +6,7 @@ from advisor.collect.logs import parse_lines
 from rules.catalog import op7_cpu_numa
 from rules.evaluate import evaluate
 from rules.facts import Facts
+from rules.model import Severity
 
 LINE = "ERROR 11-21 23:44:54 engine.py:366] RuntimeError: numa_migrate_pages failed. errno: 1"
 
@@ -28,3 +29,10 @@ def test_another_errno_is_named_without_claiming_the_container_denied_it():
     line = "RuntimeError: numa_migrate_pages failed. errno: 22"
     [finding] = op7_cpu_numa.RULE_CPU_NUMA.evaluate(Facts(events=parse_lines([line]).events))
     assert "errno 22" in finding.title and "EPERM" not in finding.title and finding.changes == []
+
+
+def test_libnumas_bare_refusal_is_the_same_denial_read_as_a_note():
+    # vllm#24016, verbatim: vLLM's CPU backend in Docker; its CPU guide (PR #24017) calls it harmless apart from NUMA
+    top = evaluate(Facts(events=parse_lines(["get_mempolicy: Operation not permitted"]).events)).findings[0]
+    assert top.rule == "OP-7.71" and top.severity == Severity.LOW and "get_mempolicy" in top.title
+    assert [c.proposed for c in top.changes] == ["--cap-add SYS_NICE --security-opt seccomp=unconfined"]
