@@ -76,6 +76,11 @@ LATER = (
     "sixtyfourth",
     "sixtyfifth",
     "sixtysixth",
+    "sixtyseventh",
+    "sixtyeighth",
+    "sixtyninth",
+    "seventieth",
+    "seventyfirst",
 )
 # Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time,
 # the eighth, 30 from each of the two collectors (of four) that added any, and the ninth, 30 from three collectors
@@ -110,7 +115,10 @@ LATER = (
 # sixty-first, 30, 15 and 16 from three with 60 each, and the sixty-second, 8 and 13 from two with 50 each (the first
 # reported 9; its file holds 8), the sixty-third (a later session's), 14, 24, 22 and 17 from four with 80 each, the
 # sixty-fourth, 25 and 29 from two with 80 each, and the sixty-fifth, 27, 18, 34 and 12 from four with 70 each, and
-# the sixty-sixth, 9, 19, 9, 11, 17 and 17 from six with 70 each.
+# the sixty-sixth, 9, 19, 9, 11, 17 and 17 from six with 70 each, the sixty-seventh (a later session's), 25, 22 and
+# 33 from three with 70 each, the sixty-eighth, 20, 14 and 18 from three with 70 each, the sixty-ninth, 19, 19, 7 and
+# 29 from four with 60 each, and the seventieth, 28, 20 and 9, and the seventy-first, 18, 12 and 15, from three with
+# 60 each.
 ROWS = dict.fromkeys(LATER, 100) | {
     "seventh": 57,
     "eighth": 60,
@@ -172,6 +180,11 @@ ROWS = dict.fromkeys(LATER, 100) | {
     "sixtyfourth": 54,
     "sixtyfifth": 91,
     "sixtysixth": 82,
+    "sixtyseventh": 80,
+    "sixtyeighth": 52,
+    "sixtyninth": 74,
+    "seventieth": 57,
+    "seventyfirst": 45,
 }
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
