@@ -236,6 +236,9 @@ _REPR = re.compile(
 # Python's AttributeError message alone on its line, as a JSON string or an API's `detail` shows it (ipex-llm#13012:
 # `"'OpenAIServingTokenization' object has no attribute 'show_available_models'"`): its words are Python's only
 _BARE_ATTRIBUTE = re.compile(r"""^\s*["`]?(?P<msg>'\w+' object has no attribute '\w+')["`]?\s*$""")
+# The openai SDK's refusal of its pre-1.0 interface alone on its line, as a person quotes it without its class
+# (vllm#1875: `You tried to access openai.ChatCompletion, but this is no longer supported in openai>=1.0.0 - …`)
+_BARE_OPENAI_V1 = re.compile(r"^\s*`?(?P<msg>You tried to access openai\.\w+, but this is no longer supported in .*)$")
 # PyTorch's dispatch refusal alone on its line, as a person quotes it without RuntimeError (vllm PR #18542:
 # `"reshape_and_cache_cpu_impl" not implemented for 'Half'`): its words are PyTorch's only
 _BARE_DISPATCH = re.compile(r"""^\s*`?(?P<msg>"\w+" not implemented for '\w+')`?\s*$""")
@@ -251,9 +254,9 @@ _WHAT = re.compile(r"^\s*what\(\):")
 
 def exception_in(text: str) -> tuple[str, str] | None:
     """(class, message) of an exception line anywhere in `text`, the class without its module: Python's, in the
-    shapes people paste it (its repr, msgspec's keyword refusal, PyTorch's dispatch refusal or Python's attribute
-    message without the class), or C++'s `terminate called after throwing an instance of 'X'` (its what() line joined
-    after it, when the paste has it)."""
+    shapes people paste it (its repr, msgspec's keyword refusal, PyTorch's dispatch refusal, the openai SDK's refusal
+    of its old interface or Python's attribute message without the class), or C++'s `terminate called after throwing
+    an instance of 'X'` (its what() line joined after it, when the paste has it)."""
     match = _EXCEPTION.search(text)
     if match is None:
         if bare := _STRUCT_KEYWORD.search(text):
@@ -264,6 +267,8 @@ def exception_in(text: str) -> tuple[str, str] | None:
             return thrown["cls"], thrown["what"] or ""
         if dispatch := _BARE_DISPATCH.match(text):
             return "RuntimeError", dispatch["msg"]
+        if removed := _BARE_OPENAI_V1.match(text):
+            return "APIRemovedInV1", removed["msg"]
         bare = _BARE_ATTRIBUTE.match(text)
         return ("AttributeError", bare["msg"]) if bare else None
     message = (match.group("msg") or "").strip()
