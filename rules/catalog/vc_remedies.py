@@ -439,6 +439,18 @@ REMEDIES: tuple[Remedy, ...] = (
         "OpenCV could not read every frame vLLM sampled from the video, and this release refuses the video for it",
         action=VIDEO_FRAMES_ACTION,
     ),
+    Remedy(  # vllm/multimodal/video.py 0.12-0.28 (video_decoders/opencv.py from 0.29): since vllm PR #29001 a frame
+        # OpenCV cannot read is skipped with this warning instead of failing the request; the model saw fewer frames
+        # than were sampled, so the video itself is what to fix
+        "broken/unreadable frames. Expected",
+        "the video",
+        "setting",
+        "re-encoded so every frame decodes",
+        "OpenCV could not read some sampled frames and vLLM (0.12 on, vllm PR #29001) went on without them: the "
+        "request was answered from fewer frames than it sampled",
+        action=VIDEO_FRAMES_ACTION.split(", or upgrade")[0] + "; the request itself succeeded.",
+        severity=Severity.LOW,
+    ),
     Remedy(  # vllm/v1/worker/gpu/buffer_utils.py (0.14-0.34): the V2 model runner's UVA buffers need pinned host
         # memory, which vLLM leaves off under WSL (platforms/interface.py 0.6-0.34: "Using 'pin_memory=False' as WSL is
         # detected"; cuda.py 0.24-0.34 adds "the WSL2 kernel version is below 4.19.121"). Users who read 0.28's and

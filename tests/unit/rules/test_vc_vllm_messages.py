@@ -1088,3 +1088,14 @@ def test_an_assert_on_the_users_settings_with_a_known_fix_is_a_refusal_with_the_
     assert (change.flag, change.current, change.proposed) == ("--max-num-batched-tokens", "2048", "2096")
     assert [(a.flag, a.proposed) for a in top.alternatives] == [("--enable-prefix-caching", "false")]
     assert not any("found a state it assumes impossible" in action for action in top.actions)
+
+
+def test_a_video_whose_broken_frames_were_skipped_is_a_note_about_the_video():
+    # vllm PR #29001, verbatim: from 0.12 a frame OpenCV cannot read is skipped with this warning instead of an assert
+    line = (
+        "(APIServer pid=1135632) WARNING 11-19 15:28:19 [video.py:109] Video loading completed with 1 "
+        "broken/unreadable frames. Expected 26 frames but only loaded 25 frames."
+    )
+    top = _top(line)
+    assert top.rule == "VC-1" and top.severity == Severity.LOW and top.title.startswith("vLLM warned: Video loading")
+    assert top.actions[0].startswith("Re-encode the video") and "upgrade" not in top.actions[0]
