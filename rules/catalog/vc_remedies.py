@@ -107,8 +107,8 @@ REMEDIES: tuple[Remedy, ...] = (
         "--max-num-batched-tokens",
         "flag",
         "{block_size}",
-        "prefix caching on a hybrid (Mamba) model caches whole blocks of {block_size} tokens, and a step's token "
-        "budget must hold one (vllm PR #36734)",
+        "prefix caching on a hybrid (Mamba) model caches whole blocks of the size the message names, and a step's "
+        "token budget must hold one (vllm PR #36734)",
         instead=(
             "--enable-prefix-caching",
             "false",

@@ -23,20 +23,23 @@ def test_unsloths_local_class_is_unsloths_release_with_the_in_process_engine_mea
         assert top.rule == "OP-7.202", line
         assert "patch_vllm_compute_dtype.<locals>.BitsAndBytesConfig" in top.title and "Unsloth" in top.title
         assert "pip install -U unsloth unsloth_zoo" in top.actions[0]
-        assert [(c.flag, c.proposed, c.kind) for c in top.changes] == [("VLLM_ENABLE_V1_MULTIPROCESSING", "0", "env")]
+        assert top.changes == []  # the fix is Unsloth's release; the in-process engine is a stopgap beside it
+        assert [(a.flag, a.proposed, a.kind) for a in top.alternatives] == [
+            ("VLLM_ENABLE_V1_MULTIPROCESSING", "0", "env")
+        ]
 
 
 def test_lm_format_enforcers_closure_names_the_release_that_fixed_it_and_no_variable():
     top = top_finding(LMFE)
     assert top.rule == "OP-7.202" and "lm-format-enforcer" in top.title
     assert "lm-format-enforcer>=0.10.6" in top.actions[0]
-    assert top.changes == []  # a request's logits processor: V1's variable is not the way round it
+    assert top.changes == top.alternatives == []  # a request's logits processor: V1's variable is no way round it
 
 
 def test_vllms_own_cached_tokenizer_is_an_upgrade_of_vllm():
     top = top_finding(CACHED_TOKENIZER)
     assert top.rule == "OP-7.202" and "vLLM's own cached tokenizer" in top.title
-    assert "#17048" in top.actions[0] and top.changes == []
+    assert "#17048" in top.actions[0] and top.changes == top.alternatives == []
 
 
 def test_an_unknown_owner_is_told_to_move_the_object_to_module_level():
