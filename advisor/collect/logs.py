@@ -127,7 +127,8 @@ _LEVEL_WORDS = (
     re.compile(r"^[A-Za-z_][\w.]*\.[\w.]+ \d+ (?P<level>ERROR|WARNING|CRITICAL) +(?P<msg>\S.*)$"),
     # Python's logging in its default format, `LEVEL:logger:message` (vllm-mlx's `ERROR:vllm_mlx.engine_core:Engine
     # loop error: …`, waybarrios/vllm-mlx#87)
-    re.compile(r"^(?P<level>ERROR|WARNING|CRITICAL):(?P<where>[A-Za-z_][\w.]*):(?P<msg>\S.*)$"),
+    # (a logger's name has two characters or more, and a URL's `https://` or a drive's `C:\\` is not one)
+    re.compile(r"^(?P<level>ERROR|WARNING|CRITICAL):(?P<where>[A-Za-z_][\w.]+):(?![/\\])(?P<msg>\S.*)$"),
 )
 # A glog letter's or a bracketed word's level, by its first letter.
 _OTHER_LEVELS = {"I": "INFO", "D": "DEBUG", "W": "WARNING", "E": "ERROR", "F": "CRITICAL", "C": "CRITICAL"}
@@ -183,16 +184,21 @@ _PYTHON_OWN_CLASS = (
 # Python's words closing a line after a program's own `error =` or `error:` (Unsloth's `Unsloth: FAILED getting
 # compilation_config with error = cannot import name 'CompilationLevel' from 'vllm.config' (…)`, unsloth-zoo#356): the
 # exception it caught and printed without its class. A quoted word alone is not taken there (a KeyError's words).
-_AFTER_ERROR_WORD = re.compile(r"\berror\s*[=:]\s*(?P<words>(?!')\S.*?)`?\s*$", re.IGNORECASE)
+# Not on a line vLLM's logger wrote: that is a message of vLLM's, which the catalog reads with its component and phase
+# (vLLM's `Batch read error: {e}`); and a line that opens as a warning or a note is not an error however it ends
+# (`WARNING: failed to import flash_attn, error: No module named 'flash_attn'`).
+_AFTER_ERROR_WORD = re.compile(r"\berror\s*[=:]\s*(?P<words>(?!'[\w.-]+'\s*`?\s*$)\S.*?)\.?`?\s*$", re.IGNORECASE)
+_NOT_AN_ERROR = re.compile(r"^\W*(?:warn(?:ing)?|\w*warning|note|info|debug)\b", re.IGNORECASE)
 
 
-def _python_own_error(text: str, bare: bool = False) -> tuple[str, str] | None:
+def _python_own_error(text: str, bare: bool = False, vllms: bool = False) -> tuple[str, str] | None:
     """(class, words) of Python's own error wording on a line that lacks its class: vLLM's V0 engine logs
     `'ColumnParallelLinear' object has no attribute 'input_scale'` at ERROR before the traceback, and a person pastes
-    the words alone from an issue title, or a program prints them after its own `error =`. A `bare` line (no log
-    level) is never read as a KeyError: a quoted word alone is as often a list item or a value as a missing key."""
+    the words alone from an issue title, or a program other than vLLM (`vllms`) prints them after its own `error =`.
+    A `bare` line (no log level) is never read as a KeyError: a quoted word alone is as often a list item or a value
+    as a missing key."""
     if not _PYTHON_OWN.match(text):
-        caught = _AFTER_ERROR_WORD.search(text)
+        caught = _AFTER_ERROR_WORD.search(text) if not vllms and not _NOT_AN_ERROR.match(text) else None
         if caught is None or not _PYTHON_OWN.match(caught["words"]):
             return None
         text = caught["words"]
@@ -868,7 +874,8 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
     if exception is None and piece.how == "error_body":  # a refused request: the body is the error
         exception = (piece.error_type or HTTP_ERROR_EXCEPTION, text)
     if exception is None and state.level in ("ERROR", "CRITICAL", None) and not state.frames:
-        exception = _python_own_error(text, bare=state.level is None)  # `logger.exception(e)` prints no class
+        # `logger.exception(e)` prints no class; a line vLLM's logger wrote is a message of its catalog's
+        exception = _python_own_error(text, bare=state.level is None, vllms=state.logger == VLLM_LOGGER)
     if exception is None and not state.frames and (failed := _FAILED_ASSERT.match(text)):
         exception = ("AssertionError", failed["words"] or failed["condition"])
     if exception is None and not state.frames and _PYTHON_CALL_REFUSAL.match(text):

@@ -658,6 +658,9 @@ def installed_package(path: str | None) -> str | None:
 
 
 UNPLACED = (LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
+# The same, and one of vLLM's messages that relays the words (`Worker failed with error '<a worker's error>'`, which the
+# catalog reads as vLLM's own): a rule reading an error's words finds them either way
+RELAYED_TOO = (LogEventKind.VLLM_MESSAGE, *UNPLACED)
 
 
 def first_match(

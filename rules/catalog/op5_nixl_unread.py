@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -66,7 +66,7 @@ RULE_NIXL_UNREAD = Rule(
     code="OP-5.60",
     title="a prefill instance freed KV blocks no decode worker read (NIXL P/D)",
     category=Category.RELIABILITY,
-    check=c.on_phrase(UNREAD, _unread_finding, kinds=(LogEventKind.VLLM_MESSAGE, *c.UNPLACED)),
+    check=c.on_phrase(UNREAD, _unread_finding, kinds=c.RELAYED_TOO),
     needs=("events",),
     page=RulePage(
         checks="vLLM's `Releasing expired KV blocks for request <id> which were retrieved by 0 decode worker(s) "

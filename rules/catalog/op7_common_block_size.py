@@ -15,7 +15,7 @@ import re
 
 from rules.catalog import common as c
 from rules.catalog.vc_vllm_messages import OWN_WORDS_CONFIDENCE
-from rules.events import LogEvent, LogEventKind
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -64,7 +64,7 @@ RULE = Rule(
     code="OP-7.201",
     title="a KV-cache block size the model's attention backend does not take",
     category=Category.STARTUP,
-    check=c.on_phrase(NO_COMMON_BLOCK_SIZE, _common_block_finding, kinds=(LogEventKind.VLLM_MESSAGE, *c.UNPLACED)),
+    check=c.on_phrase(NO_COMMON_BLOCK_SIZE, _common_block_finding, kinds=c.RELAYED_TOO),
     needs=("events",),
     page=RulePage(
         checks="vLLM's `No common block size for N` (vllm/v1/worker/gpu_model_runner.py, later utils.py), and the "

@@ -29,28 +29,41 @@ _CPU_DTYPE = re.compile(
 )
 # torch's dtype names → the value of vLLM's --dtype to move away from, and the one to move to.
 _INSTEAD = {"Half": ("float16", "bfloat16"), "BFloat16": ("bfloat16", "float32")}
-# On Apple silicon vLLM's CPU build has no bfloat16 kernels, and vLLM serves such models in float16 there
+# vLLM's own CPU layer-norm kernel without bfloat16 is the macOS (Apple silicon) build, which compiles no bfloat16
+# kernels; vLLM itself serves bfloat16 models in float16 there where the fallback of vllm PR #18249 is in the release
+_VLLM_LAYER_NORM = "rms_norm_impl"
 _MACOS_BFLOAT16 = (
-    "On macOS (Apple silicon) `--dtype float16` is the faster way out: vLLM's CPU build there has no bfloat16 "
-    "kernels and casts bfloat16 models to float16 itself where that fallback is in the release (vllm PR #18249).",
+    "This is vLLM's own CPU layer-norm kernel, which the macOS (Apple silicon) build compiles without bfloat16: vLLM "
+    "casts bfloat16 models to float16 there itself where vllm PR #18249's fallback is in the release."
 )
 
 
-def _actions(dtype: str) -> list[str]:
-    """What else to do besides the dtype: for float16, the vLLM release with its CPU kernel; for bfloat16, the
-    macOS build's own way out; for either, an IPEX that matches torch."""
+def _instead(dtype: str, op: str) -> tuple[str, str]:
+    """The dtype to move from and to: float16 for vLLM's layer norm on macOS, else bfloat16 from float16 and float32
+    from bfloat16."""
+    if dtype == "BFloat16" and op.endswith(_VLLM_LAYER_NORM):
+        return "bfloat16", "float16"
+    return _INSTEAD.get(dtype, (dtype, "bfloat16"))
+
+
+def _actions(dtype: str, op: str) -> list[str]:
+    """What else to do besides the dtype: for float16, the vLLM release with its CPU kernel; for bfloat16 in vLLM's
+    layer norm, the macOS build; for any, an IPEX that matches torch."""
     ipex = (
         "In a CPU build with Intel Extension for PyTorch, check that its release is the one built for the installed "
         "torch (`pip show intel_extension_for_pytorch torch`): vLLM's CPU image pinned IPEX 2.6.0 beside torch 2.7.0 "
         "and met this error until IPEX 2.7.0 (vLLM PR #18542)."
     )
     if dtype == "BFloat16":
-        return [*_MACOS_BFLOAT16, ipex]
+        return [_MACOS_BFLOAT16, ipex] if op.endswith(_VLLM_LAYER_NORM) else [ipex]
+    upgrade = (
+        "Or upgrade vLLM: its CPU build added float16 to the KV cache write after vllm#17225 (PR #18430). "
+        if "reshape_and_cache" in op
+        else ""
+    )
     return [
-        "Or upgrade vLLM when the kernel is vLLM's own (a `_cpu_impl` op): its CPU build added float16 to the KV cache "
-        "write after vllm#17225 (PR #18430). bfloat16 is the CPU backend's native dtype and needs no upgrade; `lscpu "
-        "| grep -o 'avx512_bf16\\|amx_bf16'` says whether the CPU computes it in hardware (else float32 is the "
-        "faster choice).",
+        upgrade + "bfloat16 is the CPU backend's native dtype and needs no upgrade; `lscpu | grep -o "
+        "'avx512_bf16\\|amx_bf16'` says whether the CPU computes it in hardware (else float32 is the faster choice).",
         ipex,
     ]
 
@@ -60,7 +73,7 @@ def _check_cpu_dtype(facts: Facts) -> list[Finding]:
         found = _CPU_DTYPE.search(event.message or "")
         if found is None:
             continue
-        current, proposed = _INSTEAD.get(found["dtype"], (found["dtype"], "bfloat16"))
+        current, proposed = _instead(found["dtype"], found["op"])
         evidence = c.log_evidence(event, name="cpu_kernel_dtype", value=found.group(0))
         evidence.description = f"PyTorch has no {found['dtype']} version of the CPU kernel {found['op']}"
         return [
@@ -79,7 +92,7 @@ def _check_cpu_dtype(facts: Facts) -> list[Finding]:
                         reason=f"the CPU kernels run {proposed}; {current} has no version of {found['op']} here",
                     )
                 ],
-                actions=_actions(found["dtype"]),
+                actions=_actions(found["dtype"], found["op"]),
                 confidence=0.85,
             )
         ]

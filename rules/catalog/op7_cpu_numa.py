@@ -45,10 +45,11 @@ def _call_denied(event: LogEvent) -> Finding:
     call = event.function or "a NUMA call"
     return RULE_CPU_NUMA.finding(
         Severity.LOW,
-        f"the container denies the NUMA system calls of vLLM's CPU backend ({call}: Operation not permitted): the "
-        "server runs, its memory possibly on a remote NUMA node",
-        summary="libnuma printed a memory-policy call the kernel refused. A container's default capabilities and "
-        "seccomp profile deny get_mempolicy, set_mempolicy and migrate_pages; vLLM's CPU installation guide calls "
+        f"the container denies NUMA memory-policy calls ({call}: Operation not permitted): the server runs, its "
+        "memory possibly on a remote NUMA node",
+        summary="libnuma printed a memory-policy call the kernel refused (vLLM's CPU backend makes them when it binds "
+        "its threads; numactl does too). A container's default capabilities and seccomp profile deny "
+        "get_mempolicy, set_mempolicy and migrate_pages; vLLM's CPU installation guide calls "
         "the line harmless except that memory is not bound to the NUMA node of the threads using it (vllm#24016, "
         "PR #24017), which costs speed on a host with more than one socket.",
         evidence=[c.log_evidence(event, name="NUMA call denied", value=call)],

@@ -25,9 +25,21 @@ from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severit
 # Python's words, from pickle (`Can't pickle local object '<qualname>'`) or its lookup on either side (`Can't get
 # local object …`, `Can't get local attribute …`); 3.14 quotes the object's repr instead of its name
 LOCAL_OBJECT = re.compile(
-    r"Can't (?P<verb>pickle|get) local (?:object|attribute) [`'\"<]?(?:(?:function|class) )?"
-    r"(?P<qualname>(?P<owner>[A-Za-z_][\w.]*?)\.<locals>\.(?P<name>[\w.<>]+?))(?=[`'\">\s]| at |$)"
+    r"Can't (?:pickle|get) local (?:object|attribute) [`'\"<]?(?:(?:function|class) )?"
+    r"(?P<qualname>[A-Za-z_][\w.]*(?:\.<locals>\.(?:\w+|<\w+>))+(?:\.\w+)*)"
 )
+_LOCALS = ".<locals>."
+
+
+def _defined(name: str) -> str:
+    return "the lambda as a named function" if name == "<lambda>" else name
+
+
+def _owner_and_name(qualname: str) -> tuple[str, str]:
+    """The function whose locals hold the object (the innermost, with its class: `Foo.__init__`), and the object's
+    own name (`<lambda>` kept whole)."""
+    outer, name = qualname.rsplit(_LOCALS, 1)
+    return outer.rsplit(_LOCALS, 1)[-1], name
 
 
 class Owner(NamedTuple):
@@ -76,15 +88,15 @@ _IN_PROCESS = ConfigChange(
 
 
 def _local_object_finding(_facts: Facts, event: LogEvent, found: re.Match[str]) -> Finding:
-    owner_name = found["owner"].rsplit(".", 1)[-1]
-    owner = OWNERS.get(owner_name)
     qualname = found["qualname"]
+    owner_name, name = _owner_and_name(qualname)
+    owner = OWNERS.get(owner_name.rsplit(".", 1)[-1])
     whose = owner.who if owner else f"the code that defines {owner_name}() (yours, or a library's that drives vLLM)"
     actions = (
         [f"{owner.fix} ({owner.source})."]
         if owner
         else [
-            f"Define {found['name']} at the top level of its module (or build it with functools.partial from a "
+            f"Define {_defined(name)} at the top level of its module (or build it with functools.partial from a "
             f"top-level function) in the code of {owner_name}(), or upgrade the library it belongs to: pickle "
             "finds an object by its module and name, which a local one lacks."
         ]
@@ -101,12 +113,12 @@ def _local_object_finding(_facts: Facts, event: LogEvent, found: re.Match[str]) 
         f"{whose}",
         summary="vLLM runs its engine in processes of its own and pickles what crosses to them: the engine's "
         "configuration with whatever the caller put in it, a request's logits processors. Python pickles a class or "
-        f"function by its module and name, and {found['name']} has no name outside {owner_name}(). The fix is "
+        f"function by its module and name, and {name} has no name outside {owner_name}(). The fix is "
         f"in {whose}, whose release defines it where pickle can find it.",
         evidence=[c.log_evidence(event, name="local object", value=qualname)],
         actions=actions,
         alternatives=[_IN_PROCESS] if into_llm else [],  # a stopgap: the fix is the owner's release
-        confidence=0.85 if owner else 0.75,
+        confidence=0.9 if owner else 0.8,  # Python's words are certain; whose code it is, only a known owner says
     )
 
 
@@ -114,7 +126,7 @@ RULE = Rule(
     code="OP-7.202",
     title="an object defined inside a function cannot cross to vLLM's engine process",
     category=Category.STARTUP,
-    check=c.on_phrase(LOCAL_OBJECT, _local_object_finding),
+    check=c.on_phrase(LOCAL_OBJECT, _local_object_finding, kinds=c.RELAYED_TOO),
     needs=("events",),
     page=RulePage(
         checks="Python's `Can't pickle local object '<function>.<locals>.<name>'` (or `Can't get local object`).",

@@ -19,9 +19,10 @@ from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
-# Python's words for a call the class does not take: a missing attribute, or a method's signature
+# Python's words for a call the class does not take: a missing public method, or a method's signature (a private
+# attribute such as `_adapter_manager` is set by vLLM's own create_lora_manager: missing, the manager was used early)
 MANAGER_MISMATCH = re.compile(
-    r"'(?P<owner>(?:LRUCache)?WorkerLoRAManager)' object has no attribute '(?P<name>\w+)'"
+    r"'(?P<owner>(?:LRUCache)?WorkerLoRAManager)' object has no attribute '(?P<name>[a-z]\w*)'"
     r"|(?P<cls>(?:LRUCache)?WorkerLoRAManager)\.(?P<method>\w+)\(\) (?:takes|got|missing) "
 )
 # The fix each release of vLLM's needed from unsloth_zoo, with the source that says so
@@ -60,7 +61,7 @@ RULE = Rule(
     code="OP-7.205",
     title="vLLM's LoRA worker manager replaced by code written for another vLLM",
     category=Category.CONFIGURATION,
-    check=c.on_phrase(MANAGER_MISMATCH, _manager_finding),
+    check=c.on_phrase(MANAGER_MISMATCH, _manager_finding, kinds=c.RELAYED_TOO),
     needs=("events",),
     page=RulePage(
         checks="Python's `'LRUCacheWorkerLoRAManager' object has no attribute '<name>'` or "

@@ -21,7 +21,7 @@ from rules.model import Category, Finding, Rule, RulePage, Severity
 # mlx-lm's own class names in a call the installed mlx-lm refuses (the call's words may be cut after `()`), or the
 # import of the class 0.30.6 removed
 MLX_LM_DRIFT = re.compile(
-    r"(?P<cls>ArraysCache|BatchGenerator)\.__init__\(\)(?:\s+(?P<refusal>got an unexpected keyword argument '\w+'"
+    r"\b(?P<cls>ArraysCache|BatchGenerator)\.__init__\(\)(?:\s+(?P<refusal>got an unexpected keyword argument '\w+'"
     r"|missing \d+ required positional arguments?: [^\n]*))?\s*$"
     r"|cannot import name '(?P<removed>MambaCache)' from 'mlx_lm[\w.]*'"
 )
@@ -30,8 +30,8 @@ CHANGED: dict[str, str] = {
     "ArraysCache": "mlx-lm 0.30.6 removed MambaCache; hybrid models' state is an ArraysCache, which takes a size "
     "(vllm-mlx PR #160)",
     "MambaCache": "mlx-lm 0.30.6 removed MambaCache (vllm-mlx PR #40; vllm-metal pinned mlx-lm<0.30.6 in PR #106)",
-    "BatchGenerator": "mlx-lm 0.31 no longer takes prompt_progress_callback in BatchGenerator's constructor "
-    "(vllm-mlx#293, fixed in vllm-mlx PR #294)",
+    "BatchGenerator": "mlx-lm changes BatchGenerator's constructor between releases: 0.31 stopped taking "
+    "prompt_progress_callback (vllm-mlx#293, fixed in vllm-mlx PR #294)",
 }
 
 
@@ -64,7 +64,7 @@ RULE = Rule(
     code="OP-7.207",
     title="an MLX port of vLLM calls mlx-lm as an older release defined it",
     category=Category.STARTUP,
-    check=c.on_phrase(MLX_LM_DRIFT, _drift_finding),
+    check=c.on_phrase(MLX_LM_DRIFT, _drift_finding, kinds=c.RELAYED_TOO),
     needs=("events",),
     page=RulePage(
         checks="`ArraysCache.__init__()` or `BatchGenerator.__init__()` refused (a missing `size`, an unexpected "

@@ -26,21 +26,28 @@ TAKES: dict[str, str] = {
 }
 
 
+# What redhat-et/vllm-cpu-perf-eval#45 met: a thread count of 0 written to mean "let vLLM choose"
+_ZERO_THREADS = (
+    " A deployment that writes 0 to mean 'let vLLM choose' gets this line (redhat-et/vllm-cpu-perf-eval#45)."
+)
+
+
 def _check_omp_env(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.OMP_ENV_INVALID)
     if not events:
         return []
     event = events[0]
     variable = event.env_variable or "an OpenMP variable"
-    takes = TAKES.get(variable, "a value OpenMP's specification allows")
+    documented = "libgomp's documentation" if variable.startswith("GOMP_") else "OpenMP's specification"
+    takes = TAKES.get(variable, f"a value {documented} allows")
     return [
         RULE.finding(
             Severity.MEDIUM,
-            f"libgomp refused the value of {variable}: the server's environment sets it to something OpenMP does "
+            f"libgomp refused the value of {variable}: the server's environment sets it to something libgomp does "
             "not take",
             summary=f"GNU OpenMP, under PyTorch's CPU code and vLLM's CPU backend, reads {variable} when it loads and "
-            f"takes {takes}; it ignores a value it refuses and runs with its default. A deployment that writes 0 to "
-            "mean 'let vLLM choose' gets this line (redhat-et/vllm-cpu-perf-eval#45).",
+            f"takes {takes}; it ignores a value it refuses and runs with its default."
+            + (_ZERO_THREADS if variable == "OMP_NUM_THREADS" else ""),
             evidence=[c.log_evidence(event, name="OpenMP variable", value=variable)],
             changes=[
                 ConfigChange(

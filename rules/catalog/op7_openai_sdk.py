@@ -1,7 +1,7 @@
 """OP-7.210: a client script written for the openai SDK before 1.0 runs with openai 1.x installed.
 
 Why a rule of its own: clients of vLLM's OpenAI-compatible server are very often the `openai` package, and its 1.0
-release (November 2023) removed the module-level interface (`openai.ChatCompletion.create`, `openai.api_base`) for
+release (November 2023) removed the module-level API classes (`openai.ChatCompletion.create`, `openai.Completion`) for
 a client object. A script from before that, or an example copied from old docs, fails before any request reaches the
 server, with the SDK's own `APIRemovedInV1`: `You tried to access openai.ChatCompletion, but this is no longer
 supported in openai>=1.0.0`. vllm#1875 met it following vLLM's quickstart, whose example still used the old interface;
@@ -34,8 +34,8 @@ def _sdk_finding(_facts: Facts, event: LogEvent, found: re.Match[str]) -> Findin
         Severity.HIGH,
         f"the client calls openai.{name}, the openai SDK's interface before 1.0, with openai 1.x installed: the "
         "script, not the server",
-        summary="openai 1.0 removed the module-level interface (openai.ChatCompletion, openai.Completion, "
-        "openai.api_base) for a client object, and raises this before any request is sent. vLLM's server is not "
+        summary="openai 1.0 removed the module-level API classes (openai.ChatCompletion, openai.Completion, "
+        "openai.Embedding …) for a client object, and raises this before any request is sent. vLLM's server is not "
         "involved (vllm#1875: an example from vLLM's quickstart of the time).",
         evidence=[c.log_evidence(event, name="openai SDK interface", value=f"openai.{name}")],
         actions=[
@@ -51,7 +51,7 @@ RULE = Rule(
     code="OP-7.210",
     title="a client written for the openai SDK before 1.0",
     category=Category.CONFIGURATION,
-    check=c.on_phrase(REMOVED_IN_V1, _sdk_finding),
+    check=c.on_phrase(REMOVED_IN_V1, _sdk_finding, kinds=c.RELAYED_TOO),
     needs=("events",),
     page=RulePage(
         checks="The openai SDK's `You tried to access openai.<name>, but this is no longer supported in "

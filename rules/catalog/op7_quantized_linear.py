@@ -21,7 +21,7 @@ from rules.model import Category, Finding, Rule, RulePage, Severity
 
 # torch's words for vLLM's parallel linear layers (quoted or, retyped, bare), and Python 3.10's hint after them
 PLAIN_WEIGHT_READ = re.compile(
-    r"'?(?P<layer>(?:MergedColumn|QKV|Column|Row)ParallelLinear|ReplicatedLinear)'? (?:object )?has no attribute "
+    r"'?\b(?P<layer>(?:MergedColumn|QKV|Column|Row)ParallelLinear|ReplicatedLinear)'? (?:object )?has no attribute "
     r"'?weight\b'?(?:\.? ?Did you mean: '(?P<hint>\w+)'\??)?"
 )
 # The tensors each quantization format holds instead of a weight, as the hint names them
@@ -52,7 +52,7 @@ def _plain_weight_finding(_facts: Facts, event: LogEvent, found: re.Match[str]) 
             "If the model is not an MoE, the traceback's frame that reads `.weight` names the code (a LoRA layer, a "
             "plugin, a tied embedding) that assumes an unquantized layer.",
         ],
-        confidence=0.8,
+        confidence=0.8 if hint else 0.7,  # without Python's hint the quantized format is inferred
     )
 
 
@@ -60,7 +60,7 @@ RULE = Rule(
     code="OP-7.203",
     title="a plain weight read from a linear layer built quantized",
     category=Category.QUANTIZATION,
-    check=c.on_phrase(PLAIN_WEIGHT_READ, _plain_weight_finding),
+    check=c.on_phrase(PLAIN_WEIGHT_READ, _plain_weight_finding, kinds=c.RELAYED_TOO),
     needs=("events",),
     page=RulePage(
         checks="torch's `'MergedColumnParallelLinear' object has no attribute 'weight'` (or another of vLLM's "

@@ -27,26 +27,37 @@ MESH_TOO_LARGE = re.compile(
 def _mesh_finding(_facts: Facts, event: LogEvent, found: re.Match[str]) -> Finding:
     devices = int(found["devices"])
     shape = [int(n) for n in found["shape"].split(",")]
-    asked = math.prod(shape)
+    asked, others = math.prod(shape), math.prod(shape[:-1])
+    fits = devices // others if others else 0  # the tensor-parallel size the other axes leave room for
+    if not devices:
+        limit = "no TPU device is visible to JAX"
+    else:
+        limit = f"at most --tensor-parallel-size {fits} here" if fits >= 1 else "fewer data-parallel ranks here"
+    changes = (
+        [
+            ConfigChange(
+                flag="--tensor-parallel-size",
+                current=str(shape[-1]),
+                proposed=str(fits),
+                reason=f"JAX sees {devices} TPU devices; with the mesh's other axes ({others}) that leaves {fits} "
+                "for tensor parallelism",
+            )
+        ]
+        if 1 <= fits < shape[-1]
+        else []
+    )
     return RULE.finding(
         Severity.CRITICAL,
-        f"the TPU parallelism asks for {asked} devices and JAX sees {devices}: at most --tensor-parallel-size "
-        f"{devices} here",
+        f"the TPU parallelism asks for {asked} devices and JAX sees {devices}: {limit}",
         summary=f"vLLM's TPU backend builds a JAX device mesh of shape {tuple(shape)} (data × tensor parallel), "
         f"{asked} devices, and JAX found {devices}. A v4 or v5p slice's name counts TensorCores, two per chip, and "
         "JAX shows the chips: a v5p-8 has 4 (marin-community/marin#6230).",
         evidence=[c.log_evidence(event, name="TPU devices", value=devices, threshold=asked, comparison="<")],
-        changes=[
-            ConfigChange(
-                flag="--tensor-parallel-size",
-                current=str(shape[-1]),
-                proposed=str(devices),
-                reason=f"JAX sees {devices} TPU devices; a mesh larger than that cannot be formed",
-            )
-        ],
+        changes=changes,
         actions=[
             "Check what JAX sees on the host: `python -c 'import jax; print(jax.devices())'`; a larger slice (or "
-            f"more hosts) is the way to {asked} devices.",
+            f"more hosts) is the way to {asked} devices"
+            + ("; none seen is a host whose TPU is held by another process or not attached." if not devices else "."),
         ],
         confidence=0.85,
     )
@@ -56,7 +67,7 @@ RULE = Rule(
     code="OP-7.209",
     title="a TPU device mesh larger than the devices JAX sees",
     category=Category.PARALLELISM,
-    check=c.on_phrase(MESH_TOO_LARGE, _mesh_finding),
+    check=c.on_phrase(MESH_TOO_LARGE, _mesh_finding, kinds=c.RELAYED_TOO),
     needs=("events",),
     page=RulePage(
         checks="JAX's `Number of devices N must be >= the product of mesh_shape (…)`.",

@@ -90,7 +90,7 @@ RULE = Rule(
     code="OP-7.206",
     title="the API server's web packages at releases that do not work together",
     category=Category.STARTUP,
-    check=c.on_phrase(WEB_STACK_ERROR, _pairing_finding),
+    check=c.on_phrase(WEB_STACK_ERROR, _pairing_finding, kinds=c.RELAYED_TOO),
     needs=("events",),
     page=RulePage(
         checks="Python's `'_IncludedRouter' object has no attribute 'path'`, `Router.__init__() got an unexpected "

@@ -37,8 +37,10 @@ def _dtype_mismatch_finding(_facts: Facts, event: LogEvent, found: re.Match[str]
         f"Or train the policy in {dst} (the trainer's mixed-precision setting), so that what it sends is already "
         "what the engine holds.",
     ]
-    if not upcast and "float32" not in dst:  # two half precisions: the engine can take the trainer's at no cost
-        actions.append(f"Or start the rollout engine with dtype {src} (`LLM(dtype=...)`, `--dtype`): the same size.")
+    halves = {src.removeprefix("torch."), dst.removeprefix("torch.")}
+    if halves == {"float16", "bfloat16"}:  # the two 16-bit floats: the engine can take the trainer's at no cost
+        engine_dtype = src.removeprefix("torch.")
+        actions.append(f"Or start the rollout engine with `--dtype {engine_dtype}` (`LLM(dtype=...)`): the same size.")
     return RULE.finding(
         Severity.CRITICAL,
         f"the trainer sends vLLM's workers {src} weights, and the engine's model is {dst}: the weight sync refuses "
@@ -56,7 +58,7 @@ RULE = Rule(
     code="OP-7.204",
     title="an RL trainer's weight sync sends another dtype than the vLLM engine's",
     category=Category.CONFIGURATION,
-    check=c.on_phrase(DTYPE_MISMATCH, _dtype_mismatch_finding),
+    check=c.on_phrase(DTYPE_MISMATCH, _dtype_mismatch_finding, kinds=c.RELAYED_TOO),
     needs=("events",),
     page=RulePage(
         checks="The worker extension's `mismatch dtype: src <dtype>, dst <dtype>` (OpenRLHF's update_weight and its "

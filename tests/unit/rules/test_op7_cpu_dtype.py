@@ -32,5 +32,8 @@ def test_vllms_cpu_layer_norm_without_bfloat16_on_a_macos_build_offers_float16_t
     line = "ERROR 05-16 11:28:20 [engine.py:161] RuntimeError: \"rms_norm_impl\" not implemented for 'BFloat16'"
     top = top_finding(line)
     assert top.rule == "OP-7.63" and "rms_norm_impl has no bfloat16 version" in top.title
-    assert [(c.flag, c.proposed) for c in top.changes] == [("--dtype", "float32")]
-    assert top.actions[0].startswith("On macOS (Apple silicon) `--dtype float16`") and "#18249" in top.actions[0]
+    assert [(c.flag, c.current, c.proposed) for c in top.changes] == [("--dtype", "bfloat16", "float16")]
+    assert "macOS (Apple silicon)" in top.actions[0] and "#18249" in top.actions[0]
+    # PyTorch's own CPU kernels without bfloat16 keep float32, and no macOS claim
+    other = top_finding("RuntimeError: \"addmm_impl_cpu_\" not implemented for 'BFloat16'")
+    assert [c.proposed for c in other.changes] == ["float32"] and not any("macOS" in a for a in other.actions)

@@ -56,3 +56,20 @@ def test_other_pickling_errors_are_not_this_rule():
     ):
         top = top_finding(line)
         assert top is None or top.rule != "OP-7.202", line
+
+
+def test_a_lambda_a_method_and_nested_functions_keep_the_whole_name_and_the_innermost_owner():
+    lam = top_finding("AttributeError: Can't pickle local object 'make.<locals>.<lambda>'")
+    assert "make.<locals>.<lambda> is defined" in lam.title and "the lambda as a named function" in lam.actions[0]
+    nested = top_finding("AttributeError: Can't pickle local object 'a.<locals>.b.<locals>.c'")
+    assert "a.<locals>.b.<locals>.c is defined" in nested.title and "defines b()" in nested.title
+    method = top_finding("AttributeError: Can't pickle local object 'Foo.__init__.<locals>.bar'")
+    assert "defines Foo.__init__()" in method.title
+
+
+def test_the_words_relayed_by_vllms_worker_wrapper_are_read_too():
+    line = (
+        "RuntimeError: Worker failed with error 'Can't pickle local object 'foo.<locals>.bar'', please check the "
+        "stack trace above for the root cause"
+    )
+    assert top_finding(line).rule == "OP-7.202"

@@ -30,3 +30,8 @@ def test_a_signature_drift_reads_the_same_with_less_confidence():
 def test_other_classes_lora_errors_are_not_this_rule():
     top = top_finding("AttributeError: 'LoRAModelManager' object has no attribute 'punica_wrapper'")
     assert top is None or top.rule != "OP-7.205"
+
+
+def test_a_private_attribute_vllms_own_manager_sets_late_is_not_read_as_a_replaced_class():
+    top = top_finding("AttributeError: 'LRUCacheWorkerLoRAManager' object has no attribute '_adapter_manager'")
+    assert top is None or top.rule != "OP-7.205"

@@ -37,3 +37,9 @@ def test_other_attributes_of_a_linear_layer_are_not_this_rule():
     ):
         top = top_finding(line)
         assert top is None or top.rule != "OP-7.203", line
+
+
+def test_a_layer_class_that_only_ends_in_vllms_name_is_not_read_as_it():
+    top = top_finding("AttributeError: 'MergedQKVParallelLinear' object has no attribute 'weight'")
+    assert top is None or top.rule != "OP-7.203"
+    assert top_finding(QWEN_MOE_XINFERENCE).confidence < top_finding(DEEPSEEK_GPTQ).confidence

@@ -23,3 +23,11 @@ def test_a_mesh_larger_than_the_chips_proposes_the_tensor_parallel_size_that_fit
 def test_a_mesh_that_fits_in_other_words_is_not_this_rule():
     top = top_finding("ValueError: cannot reshape array of size 4 into shape (1,8)")
     assert top is None or top.rule != "OP-7.209"
+
+
+def test_the_other_axes_of_the_mesh_are_left_their_devices():
+    top = top_finding("ValueError: Number of devices 4 must be >= the product of mesh_shape (2, 4)")
+    assert "at most --tensor-parallel-size 2" in top.title
+    assert [(c.current, c.proposed) for c in top.changes] == [("4", "2")]
+    none = top_finding("ValueError: Number of devices 0 must be >= the product of mesh_shape (1, 8)")
+    assert "no TPU device is visible to JAX" in none.title and none.changes == []

@@ -885,6 +885,15 @@ def test_pythons_words_a_program_printed_after_its_own_error_word_are_that_excep
     assert (error.kind, error.exception) == (LogEventKind.UNPLACED_ERROR, "ImportError")
     assert error.message.startswith("ImportError: cannot import name 'CompilationLevel' from 'vllm.config'")
     assert parse_lines(["the error: 'abc'"]).events == []  # a quoted word after it is no KeyError
+    # only a line without a level: a logged line is a message the catalog reads (vLLM's `Batch read error: {e}`), and a
+    # warning or a note is not an error however it ends
+    logged = only_event("ERROR 01-01 00:00:00 [x.py:1] Batch read error: too many values to unpack (expected 2)")
+    assert logged.kind == LogEventKind.VLLM_MESSAGE
+    for line in (
+        "WARNING: failed to import flash_attn, error: No module named 'flash_attn'",
+        "UserWarning: optional, error: No module named 'flash_attn'",
+    ):
+        assert parse_lines([line]).events == [], line
 
 
 def test_pythons_logging_default_format_names_its_level():
@@ -899,6 +908,8 @@ def test_pythons_logging_default_format_names_its_level():
     )
     assert (mllm.kind, mllm.exception) == (LogEventKind.UNPLACED_ERROR, "ModuleNotFoundError")
     assert parse_lines(["WARNING:root:some thing happened"]).events == []  # a warning that says nothing failed
+    for line in ("ERROR:https://huggingface.co/api/models failed", "ERROR:C:\\Users\\me\\main.py failed"):
+        assert all(e.component != "https" and e.component != "C" for e in parse_lines([line]).events), line
 
 
 def test_an_error_before_the_engine_core_failed_to_start_was_raised_while_starting_in_its_plugins_component():
