@@ -8,8 +8,9 @@ function defined inside another function, and names it as `<function>.<locals>.<
 RuntimeError; the name before `<locals>` says whose code it is, and the fix is that code's release, not a flag:
 Unsloth's vLLM patch defined BitsAndBytesConfig locally (unsloth#2380: on an A100 not a T4, gone with vllm 0.7.3,
 fixed in Unsloth in May 2025), lm-format-enforcer's tokenizer data held a local decode_fn (noamgat/lm-format-enforcer
-#124: functools.partial in LMFE 0.10.6), and vLLM's own cached tokenizer class was local until vllm PR #17048 made it
-pickle-compatible (vllm#6953 met it sending a json_object request's guided decoding to the engine process).
+#124: functools.partial in LMFE 0.10.6), and vLLM's own cached tokenizer is a class made inside get_cached_tokenizer,
+which vllm PR #17048 made pickle-compatible (vllm#6953 met it sending a json_object request's guided decoding to the
+engine process).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
 # Python's words, from pickle (`Can't pickle local object '<qualname>'`) or its lookup on either side (`Can't get
-# local object …`, `Can't get local attribute …`); 3.14 quotes the object's repr instead of its name
+# local object …`, `Can't get local attribute …`), the name quoted or, as some Pythons print it, the object's repr
 LOCAL_OBJECT = re.compile(
     r"Can't (?:pickle|get) local (?:object|attribute) [`'\"<]?(?:(?:function|class) )?"
     r"(?P<qualname>[A-Za-z_][\w.]*(?:\.<locals>\.(?:\w+|<\w+>))+(?:\.\w+)*)"

@@ -5,9 +5,10 @@ Why a rule of its own: a linear layer vLLM builds for a GPTQ or AWQ checkpoint h
 `AttributeError: 'MergedColumnParallelLinear' object has no attribute 'weight'. Did you mean: 'qweight'?`, which says
 nothing about the checkpoint. The mid-2024 MoE model files did exactly that: DeepSeek-V2's and Qwen-MoE's
 `pack_params` gathered every expert's `gate_up_proj.weight` into one tensor, so a 4-bit checkpoint of them could not
-load; vLLM then ran quantized MoE for Mixtral only (and FP8), as its maintainers said (vllm#4331: "vllm does not support
-the qwen-moe quantization"; vllm#6465 on 0.5.2: fp16 and fp8 for Qwen MoE, GPTQ in the works; ModelCloud/GPTQModel#124
-retitled to the same for DeepSeek-V2). Later releases load GPTQ and AWQ experts through fused MoE kernels of their own.
+load; vLLM then ran quantized MoE for Mixtral only (and FP8), as its maintainers said (vllm#4331: Qwen-MoE's
+quantized checkpoints were not supported yet; vllm#6465 on 0.5.2: fp16 and fp8 for Qwen MoE, GPTQ in the works;
+ModelCloud/GPTQModel#124 retitled to the same for DeepSeek-V2). Later releases load GPTQ and AWQ experts through
+fused MoE kernels of their own.
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ vLLM's flags are not the cause. Each reading below is a pair a thread confirmed:
 
 - `'_IncludedRouter' object has no attribute 'path'`: FastAPI 0.137 keeps an included router as an `_IncludedRouter`
   without `.path`, and prometheus-fastapi-instrumentator up to 8.0.0 reads `route.path` on every request
-  (RBLN-SW/vllm-rbln PR #692, vllm-project/tpu-inference PR #2901, tenstorrent/tt-metal#47023: `fastapi<0.137`).
+  (RBLN-SW/vllm-rbln PR #692 and vllm-project/tpu-inference PR #2901 pinned `fastapi<0.137`; tenstorrent/tt-metal#47023
+  met the same).
 - `Router.__init__() got an unexpected keyword argument 'on_startup'`: Starlette 1.x dropped `on_startup`, which an
   old FastAPI still passes (huggingface/trl PR #6876: FastAPI 0.110.3 left beside Starlette 1.x; `fastapi>=0.133`).
 - `'pydantic_core._pydantic_core.PydanticUndefinedType' object is not subscriptable`: FastAPI 0.113.0 with the
