@@ -18,7 +18,7 @@ from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
-# JAX's words (jax/_src/mesh_utils.py) for a mesh bigger than the devices it found
+# JAX's words (its mesh utilities, which tpu-inference calls to build the mesh) for a mesh bigger than the devices found
 MESH_TOO_LARGE = re.compile(
     r"Number of devices (?P<devices>\d+) must be >= the product of mesh_shape \((?P<shape>\d+(?:,\s*\d+)*),?\)"
 )
