@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -27,11 +27,10 @@ TIMED_OUT = re.compile(
 CURRENT = re.compile(r"RAY_CGRAPH_get_timeout which is currently (?P<seconds>\d+) seconds")
 GET_TIMEOUT = "RAY_CGRAPH_get_timeout"
 VLLM_DEFAULT_S = 300  # what vLLM 0.32 sets when the environment does not (Ray's own default: 10 s)
-_KINDS = (LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE, LogEventKind.VLLM_MESSAGE)
 
 
 def _timed_out(facts: Facts) -> LogEvent | None:
-    return next((e for e in facts.events_of(*_KINDS) if TIMED_OUT.search(e.message or e.raw or "")), None)
+    return next((e for e in facts.events_of(*c.RELAYED_TOO) if TIMED_OUT.search(e.message or e.raw or "")), None)
 
 
 def _check_ray_cgraph(facts: Facts) -> list[Finding]:

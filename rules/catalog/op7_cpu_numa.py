@@ -30,8 +30,7 @@ _GRANT = (
 
 
 def _check_cpu_numa(facts: Facts) -> list[Finding]:
-    kinds = (LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE, LogEventKind.VLLM_MESSAGE)
-    for event in facts.events_of(*kinds):
+    for event in facts.events_of(*c.RELAYED_TOO):
         migrate = _MIGRATE.search(event.message or event.raw)
         if migrate is not None:
             return [_migrate_refused(event, int(migrate["errno"]))]

@@ -11,8 +11,10 @@ CPU container; the fix there was to leave the OpenMP variables unset and let vLL
 
 from __future__ import annotations
 
+import re
+
 from rules.catalog import common as c
-from rules.events import LogEventKind
+from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -32,47 +34,40 @@ _ZERO_THREADS = (
 )
 
 
-def _check_omp_env(facts: Facts) -> list[Finding]:
-    events = facts.events_of(LogEventKind.OMP_ENV_INVALID)
-    if not events:
-        return []
-    event = events[0]
+def _omp_env_finding(_facts: Facts, event: LogEvent, _words: re.Match[str]) -> Finding:
     variable = event.env_variable or "an OpenMP variable"
     documented = "libgomp's documentation" if variable.startswith("GOMP_") else "OpenMP's specification"
     takes = TAKES.get(variable, f"a value {documented} allows")
-    return [
-        RULE.finding(
-            Severity.MEDIUM,
-            f"libgomp refused the value of {variable}: the server's environment sets it to something libgomp does "
-            "not take",
-            summary=f"GNU OpenMP, under PyTorch's CPU code and vLLM's CPU backend, reads {variable} when it loads and "
-            f"takes {takes}; it ignores a value it refuses and runs with its default."
-            + (_ZERO_THREADS if variable == "OMP_NUM_THREADS" else ""),
-            evidence=[c.log_evidence(event, name="OpenMP variable", value=variable)],
-            changes=[
-                ConfigChange(
-                    flag=variable,
-                    proposed="",
-                    reason="unset, OpenMP's default applies and vLLM's CPU backend binds its own threads "
-                    "(VLLM_CPU_OMP_THREADS_BIND)",
-                    kind="env",
-                )
-            ],
-            actions=[
-                f"Leave {variable} out of the server's environment (the container spec, the playbook, the shell), or "
-                f"give it {takes}; on vLLM's CPU backend set VLLM_CPU_OMP_THREADS_BIND instead, and the OpenMP "
-                "variables only for tensor parallelism above 1.",
-            ],
-            confidence=0.85,
-        )
-    ]
+    return RULE.finding(
+        Severity.MEDIUM,
+        f"libgomp refused the value of {variable}: the server's environment sets it to something libgomp does not take",
+        summary=f"GNU OpenMP, under PyTorch's CPU code and vLLM's CPU backend, reads {variable} when it loads and "
+        f"takes {takes}; it ignores a value it refuses and runs with its default."
+        + (_ZERO_THREADS if variable == "OMP_NUM_THREADS" else ""),
+        evidence=[c.log_evidence(event, name="OpenMP variable", value=variable)],
+        changes=[
+            ConfigChange(
+                flag=variable,
+                proposed="",
+                reason="unset, OpenMP's default applies and vLLM's CPU backend binds its own threads "
+                "(VLLM_CPU_OMP_THREADS_BIND)",
+                kind="env",
+            )
+        ],
+        actions=[
+            f"Leave {variable} out of the server's environment (the container spec, the playbook, the shell), or "
+            f"give it {takes}; on vLLM's CPU backend set VLLM_CPU_OMP_THREADS_BIND instead, and the OpenMP "
+            "variables only for tensor parallelism above 1.",
+        ],
+        confidence=0.85,
+    )
 
 
 RULE = Rule(
     code="OP-7.208",
     title="an OpenMP environment variable whose value libgomp refuses",
     category=Category.CONFIGURATION,
-    check=_check_omp_env,
+    check=c.on_kind(LogEventKind.OMP_ENV_INVALID, _omp_env_finding),
     needs=("events",),
     page=RulePage(
         checks="libgomp's `libgomp: Invalid value for environment variable <OMP_…>`.",

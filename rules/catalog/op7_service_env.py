@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
@@ -24,11 +24,10 @@ _URI_PORT = re.compile(r"VLLM_PORT '(?P<value>[a-z]+://[^']+)' appears to be a U
 _INT_OF_ADDRESS = re.compile(r"invalid literal for int\(\) with base 10: '(?P<value>(?:tcp|udp)://[\w.\-\[\]:]+:\d+)'")
 # Above VC-1's own words (0.97): the refusal names the variable, this names who set it and how to stop it.
 SERVICE_CONFIDENCE = 0.98
-_KINDS = (LogEventKind.VLLM_MESSAGE, LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE)
 
 
 def _check_service_env(facts: Facts) -> list[Finding]:
-    for event in facts.events_of(*_KINDS):
+    for event in facts.events_of(*c.RELAYED_TOO):
         found = _URI_PORT.search(event.message or "") or _INT_OF_ADDRESS.search(event.message or "")
         if found is not None:
             return [_finding(event, found["value"], vllm_worded=found.re is _URI_PORT)]

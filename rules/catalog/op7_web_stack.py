@@ -71,7 +71,7 @@ WEB_STACK_ERROR = re.compile("|".join(f"(?P<p{i}>{re.escape(p.words)})" for i, p
 
 
 def _pairing_finding(_facts: Facts, event: LogEvent, found: re.Match[str]) -> Finding:
-    pairing = next(PAIRINGS[int(name[1:])] for name, value in found.groupdict().items() if value)
+    pairing = PAIRINGS[int(found.lastgroup.removeprefix("p"))]  # the one alternative's group that matched
     return RULE.finding(
         Severity.CRITICAL,
         f"the API server's web packages do not work together: {pairing.packages}",
