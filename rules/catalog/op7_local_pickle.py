@@ -80,8 +80,9 @@ OWNERS: dict[str, Owner] = {
 _IN_PROCESS = ConfigChange(
     flag="VLLM_ENABLE_V1_MULTIPROCESSING",
     proposed="0",
-    reason="V1's engine core then runs in the caller's process, so the configuration the caller built is not pickled "
-    "to a process of its own (vLLM 0.8 on)",
+    reason="where the object goes into LLM(...) (an offline engine, an RL or fine-tuning framework), V1's engine core "
+    "then runs in the caller's process, so the configuration the caller built is not pickled to a process of its own "
+    "(vLLM 0.8 on): a stopgap until the code is fixed",
     cost="the engine's loop shares the caller's process and its GIL; with tensor or pipeline parallelism the "
     "workers are still processes of their own",
     kind="env",
@@ -103,11 +104,6 @@ def _local_object_finding(_facts: Facts, event: LogEvent, found: re.Match[str]) 
         ]
     )
     into_llm = owner is None or owner.into_llm
-    if into_llm:
-        actions.append(
-            "Where the object goes into LLM(...) (an offline engine, an RL or fine-tuning framework), "
-            "VLLM_ENABLE_V1_MULTIPROCESSING=0 keeps V1's engine core in the calling process until the code is fixed."
-        )
     return RULE.finding(
         Severity.CRITICAL,
         f"{qualname} is defined inside a function, so it cannot be pickled into vLLM's engine process: a fix in "
