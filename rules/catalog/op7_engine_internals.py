@@ -73,19 +73,20 @@ _MOVED: dict[str, str] = {
 
 def _check_engine_internals(facts: Facts) -> list[Finding]:
     for event in facts.events_of(LogEventKind.UNPLACED_ERROR, LogEventKind.VLLM_MESSAGE):
-        found = _ENGINE_ATTRIBUTE.search(event.message or "")
+        said = event.message or ""
+        found = _ENGINE_ATTRIBUTE.search(said)
         if found is not None:
             return [_finding(facts, event, found["owner"], found["name"])]
-        wrapped = _GROUP_ATTRIBUTE.search(event.message or "")
+        wrapped = _GROUP_ATTRIBUTE.search(said)
         if wrapped is not None and wrapped["name"] != "tokenizer":  # the wrapper's own `.tokenizer` is no sign of it
             return [_tokenizer_group_finding(event, wrapped["owner"], wrapped["name"])]
-        mistral = _MISTRAL_ATTRIBUTE.search(event.message or "")
+        mistral = _MISTRAL_ATTRIBUTE.search(said)
         if mistral is not None:
             return [_mistral_tokenizer_finding(event, mistral["name"])]
-        executor = _EXECUTOR_WORKER.search(event.message or "")
+        executor = _EXECUTOR_WORKER.search(said)
         if executor is not None:
             return [_executor_worker_finding(event, executor["owner"])]
-        field = CONFIG_ATTRIBUTE.search(event.message or "")
+        field = CONFIG_ATTRIBUTE.search(said)
         if field is not None and _config_field_dated(facts, event, field["owner"]):
             return [_config_field_finding(facts, event, field["owner"], field["name"])]
     return []
