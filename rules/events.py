@@ -115,6 +115,18 @@ class LogEventKind(str, Enum):
     # GNU OpenMP (libgomp) refusing an OpenMP environment variable's value (`libgomp: Invalid value for environment
     # variable OMP_NUM_THREADS`: OMP_NUM_THREADS=0); env_variable: its name
     OMP_ENV_INVALID = "omp_env_invalid"
+    # vLLM's FlashAttention backend refusing the version it was to use on this GPU (`Cannot use FA version 2 is not
+    # supported due to FA2 is only supported on devices with compute capability >= 8`, also pasted without `Cannot
+    # use`); version: the FA version, message: flash-attention's reason
+    FA_VERSION_UNSUPPORTED = "fa_version_unsupported"
+    # an Ascend MoE dispatch/combine operator's tiling check: the HCCL window its all-to-all needs is larger than
+    # HCCL_BUFFSIZE (`HCCL_BUFFSIZE is too SMALL, maxBs = 512, … NEEDED_HCCL_BUFFSIZE(…) = 609MB,
+    # HCCL_BUFFSIZE=200MB.`); resource_required and resource_limit: the two sizes in MB, when the line holds them
+    HCCL_BUFFER_TOO_SMALL = "hccl_buffer_too_small"
+    # AMD's AITER finding no tuned configuration for a GEMM's shape and running its default one (`[aiter] shape is
+    # M:72, N:512, K:7168, not found tuned config in /tmp/aiter_configs/a8w8_blockscale_tuned_gemm.csv, will use
+    # default config!`): a note on speed, printed per shape; message: the shape, code_file: the table it looked in
+    AITER_UNTUNED_SHAPE = "aiter_untuned_shape"
     # vLLM's sleep-mode allocator (csrc/cumem_allocator.cpp: "CUDA Error: %s at %s:%d", from cuGetErrorString) failing
     # to map memory back on wake_up; message: the driver's words ("out of memory", "invalid argument")
     SLEEP_WAKE_FAILED = "sleep_wake_failed"
@@ -878,6 +890,10 @@ FRAMEWORK_GPU_REQUEST = "a framework's GPU request"
 # .target sm_80 or higher"): nvcc building vLLM from source (its tmpxft_ files), or Triton compiling at run time
 PTX_BUILD = "nvcc's ptxas"
 PTX_TRITON = "Triton's ptxas"
+# … and when Triton's front end refused an FP8 type the GPU's backend lacks, naming one other than NVIDIA's E4M3
+# before Ada (`type fp8e4b8 not supported in this architecture. The supported fp8 dtypes are ('fp8e5',)`): message:
+# the type asked for, accepted_instead: the types Triton listed, when the line holds them
+TRITON_FP8_TYPE = "Triton's FP8 types"
 # … and when ptxas does not know the GPU's architecture at all ("Value 'sm_121a' is not defined for option
 # 'gpu-name'"): a ptxas older than the GPU, most often the one Triton ships
 PTX_TOO_OLD = "a ptxas older than the GPU"
@@ -1449,6 +1465,9 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.DAEMON_NO_CHILDREN: ("message",),
     LogEventKind.NUMA_CALL_DENIED: ("message", "function"),
     LogEventKind.OMP_ENV_INVALID: ("message", "env_variable"),
+    LogEventKind.FA_VERSION_UNSUPPORTED: ("message", "version"),
+    LogEventKind.HCCL_BUFFER_TOO_SMALL: ("message", "resource_required", "resource_limit"),
+    LogEventKind.AITER_UNTUNED_SHAPE: ("message", "code_file"),
     LogEventKind.SLEEP_WAKE_FAILED: ("message",),
     LogEventKind.SLEEP_FREED: ("sleep_freed_gib", "sleep_kept_gib", "code_file"),
     LogEventKind.ASCEND_SOC_MISMATCH: ("message", "component"),
@@ -1550,7 +1569,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.INDEX_OUT_OF_BOUNDS: ("index", "index_bound"),
     LogEventKind.CUT_TRACEBACK: ("message", "function", "code_file", "code", "component", "phase", "exception"),
     LogEventKind.CUDA_DRIVER_MISMATCH: ("message",),
-    LogEventKind.GPU_ARCH_UNSUPPORTED: ("message", "component", "version"),
+    LogEventKind.GPU_ARCH_UNSUPPORTED: ("message", "component", "version", "accepted_instead"),
     LogEventKind.NVIDIA_DRIVER_MISMATCH: ("message", "component", "version", "kernel_module_version"),
     LogEventKind.WEIGHTS_FILE_DAMAGED: ("message",),
     LogEventKind.RAY_ACTOR_DIED: ("message", "component", "exit_type", "actor_class", "actor_id", "pid"),

@@ -448,20 +448,24 @@ NESTED_REQUEST_FIELDS = {
 # what the completions endpoint takes instead
 CHAT_ONLY_FIELDS = {"max_completion_tokens": "max_tokens"}
 
+# The openai SDK's own call parameters, which are never fields of a request: the SDK sends `extra_body`'s fields at
+# the body's top level, `extra_headers` as HTTP headers and `extra_query` in the URL. One that reaches vLLM as a field
+# was written into the JSON by hand (curl, requests, a wrapper's kwargs), so what it holds was dropped with it
+# (vllm#33397: `extra_body={"structured_outputs": …}` sent as JSON, the output not constrained). What each becomes:
+SDK_CALL_PARAMETERS = {
+    "extra_body": 'its fields at the body\'s top level (`"structured_outputs": {…}` beside `"messages"`)',
+    "extra_headers": "HTTP headers of the request",
+    "extra_query": "parameters of the URL's query string",
+}
+
 
 def _check_schema_refused(facts: Facts) -> list[Finding]:
     events = facts.events_of(LogEventKind.REQUEST_SCHEMA_REFUSED)
     if not events:
-        ignored = facts.events_of(LogEventKind.REQUEST_FIELD_IGNORED)
-        dropped = next((e for e in ignored if e.nearest_field), None)
-        if dropped is not None:
-            return [_misspelt_field(dropped, dropped.request_field or "a field", dropped.nearest_field or "")]
-        chat_only = next((e for e in ignored if e.request_field in CHAT_ONLY_FIELDS), None)
-        if chat_only is not None:
-            return [_chat_only_field(chat_only, chat_only.request_field or "")]
-        nested = next((e for e in ignored if e.request_field in NESTED_REQUEST_FIELDS), None)
-        return [_misplaced_field(nested, nested.request_field or "")] if nested is not None else []
+        return _check_ignored(facts.events_of(LogEventKind.REQUEST_FIELD_IGNORED))
     refused = events[0]
+    if refused.request_field in SDK_CALL_PARAMETERS:
+        return [_sdk_parameter_field(refused, refused.request_field or "")]
     if refused.nearest_field:
         return [_misspelt_field(refused, refused.request_field or "a field", refused.nearest_field)]
     responses_part = _RESPONSES_PART.search(refused.message or "")
@@ -568,6 +572,47 @@ def _chat_only_field(ignored: LogEvent, field: str) -> Finding:
             f"{vllm_defaults.COMPLETIONS_MAX_TOKENS} tokens each means the cap never reached the server.",
         ],
         confidence=0.8,
+    )
+
+
+def _check_ignored(ignored: list[LogEvent]) -> list[Finding]:
+    """The fields vLLM dropped (0.6.5 on) that say what the client meant: a misspelling first, then a field of
+    another endpoint, an SDK parameter written into the body, a field one level too high."""
+    dropped = next((e for e in ignored if e.nearest_field), None)
+    if dropped is not None:
+        return [_misspelt_field(dropped, dropped.request_field or "a field", dropped.nearest_field or "")]
+    chat_only = next((e for e in ignored if e.request_field in CHAT_ONLY_FIELDS), None)
+    if chat_only is not None:
+        return [_chat_only_field(chat_only, chat_only.request_field or "")]
+    wrapper = next((e for e in ignored if e.request_field in SDK_CALL_PARAMETERS), None)
+    if wrapper is not None:
+        return [_sdk_parameter_field(wrapper, wrapper.request_field or "")]
+    nested = next((e for e in ignored if e.request_field in NESTED_REQUEST_FIELDS), None)
+    return [_misplaced_field(nested, nested.request_field or "")] if nested is not None else []
+
+
+def _sdk_parameter_field(event: LogEvent, field: str) -> Finding:
+    """The openai SDK's call parameter sent as a field: what it wrapped never reached vLLM's request model."""
+    dropped = event.kind == LogEventKind.REQUEST_FIELD_IGNORED
+    return RULE_SCHEMA_REFUSED.finding(
+        Severity.HIGH,
+        f"vLLM {'ignored' if dropped else 'refused'} the request field {field}: an openai SDK call parameter written "
+        "into the JSON body",
+        summary=f"{field} is a parameter of the openai SDK's call, not a field of OpenAI's request: the SDK sends "
+        f"{SDK_CALL_PARAMETERS[field]}. A request that carries {field} itself was built by hand (curl, requests, "
+        f"another client's passthrough), so vLLM's request model "
+        + (
+            f"dropped it with everything inside it (from {UNKNOWN_FIELDS_IGNORED_FROM}) and served the request "
+            "without what it asked for: guided decoding, sampling options, chat-template arguments (vllm#33397)."
+            if dropped
+            else "refused the request (HTTP 400, 'Extra inputs are not permitted', vLLM up to 0.6.4)."
+        ),
+        evidence=[c.log_evidence(event, name="ignored field" if dropped else "refused field", value=field)],
+        actions=[
+            f"Unwrap what {field} holds: send {SDK_CALL_PARAMETERS[field]}; with the openai SDK, pass `{field}=…` to "
+            "the call and it does this.",
+        ],
+        confidence=0.9,
     )
 
 

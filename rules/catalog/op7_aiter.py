@@ -61,7 +61,32 @@ def _check_aiter(facts: Facts) -> list[Finding]:
     if not events:
         return []
     event = next((e for e in events if e.component == "arch"), events[0])
+    if event.component == "newer_arch":
+        return [_newer_arch_kernel(event)]
     return [_arch_refused(event) if event.component == "arch" else _shape_refused(event)]
+
+
+def _newer_arch_kernel(event: LogEvent) -> Finding:
+    """A kernel only a newer Instinct GPU runs, chosen on this one by vLLM's selection (vllm PR #50817: AITER's
+    small-head MLA decode, CDNA4's, picked on MI325X for 12 heads per rank): the op off, or a release that selects
+    by arch."""
+    env, _shape, remedy, reason = _OP_OFF.get(event.function or "", _WHOLE_OFF)
+    got = event.device or "this GPU"
+    return RULE_AITER.finding(
+        Severity.CRITICAL,
+        f"vLLM chose an AITER kernel of a newer Instinct GPU on {got}: {remedy}",
+        summary=f"The kernel asserts the GPU it was written for ({event.message}): vLLM's ROCm backend picked it "
+        "on the model's shape without checking the arch (vllm PR #50817: AITER's small-head MLA decode runs on "
+        "CDNA4, MI350, alone; Kimi-K3's 96 heads at TP 8 leave 12 per rank, which chose it on an MI325X). It is "
+        "vLLM's selection, not a setting of the user's that is wrong.",
+        evidence=[c.log_evidence(event, name="the kernel's assertion", value=got)],
+        changes=[ConfigChange(flag=env, current=None, proposed="0", reason=reason, kind="env")],
+        actions=[
+            "Upgrade vLLM to a release whose ROCm backend selects this op by arch (PR #50817 for the MLA decode).",
+            *([_MLA_HEADS] if event.function == "mla" else []),
+        ],
+        confidence=0.75,
+    )
 
 
 def _arch_refused(event: LogEvent) -> Finding:

@@ -16,7 +16,16 @@ import re
 
 from rules import vllm_defaults
 from rules.catalog import common as c
-from rules.events import PTX_BUILD, PTX_CODEGEN_TOO_OLD, PTX_TOO_OLD, PTX_TRITON, VLLM_BUILD, LogEvent, LogEventKind
+from rules.events import (
+    PTX_BUILD,
+    PTX_CODEGEN_TOO_OLD,
+    PTX_TOO_OLD,
+    PTX_TRITON,
+    TRITON_FP8_TYPE,
+    VLLM_BUILD,
+    LogEvent,
+    LogEventKind,
+)
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 
@@ -47,6 +56,9 @@ def _check_gpu_arch(facts: Facts) -> list[Finding]:
     codegen = next((e for e in events if e.component == PTX_CODEGEN_TOO_OLD), None)
     if codegen is not None:
         return [_ptx_version_too_old(codegen)]
+    fp8 = next((e for e in events if e.component == TRITON_FP8_TYPE), None)
+    if fp8 is not None:
+        return [_triton_fp8(fp8)]
     ptx = next((e for e in events if e.component in (PTX_BUILD, PTX_TRITON)), None)
     if ptx is not None:
         return [_ptx_feature(ptx)]
@@ -226,6 +238,56 @@ def _ptx_version_too_old(event: LogEvent) -> Finding:
             "Triton of PyTorch 2.7 or later; vLLM's release notes and container images pair them.",
             _CHECK,
         ],
+        confidence=0.8,
+    )
+
+
+# Triton's names for the FP8 E4M3 flavours: MI300's (gfx942) "fnuz" one, and the OCP one NVIDIA's Ada and Hopper and
+# AMD's MI350 (gfx950) compute; fp8e4b15 is Triton's own, for NVIDIA GPUs before Hopper alone
+_E4M3 = ("fp8e4nv", "fp8e4b8")
+_FP8_OFF = (
+    "Leave FP8 out on this GPU: a BF16 or FP16 checkpoint (or another quantization: GPTQ, AWQ) instead of an FP8 one, "
+    "no --quantization fp8, and --kv-cache-dtype auto."
+)
+
+
+def _triton_fp8(event: LogEvent) -> Finding:
+    """Triton refusing an FP8 type on the AMD side, or a kernel asking for Triton's fp8e4b15 where it does not exist:
+    with no E4M3 type in what Triton offers, the GPU computes no FP8 of the kind FP8 checkpoints hold (vllm#16394:
+    DeepSeek-R1's FP8 weights on an MI210, which offers fp8e5 alone); with one, the kernel asked for the wrong kind,
+    a kernel written for other GPUs (vllm PR #43804: a ROCm attention kernel's fp8e4b15 on MI300)."""
+    dtype, offered = event.message or "an FP8 type", event.accepted_instead
+    has_e4m3 = offered is not None and any(kind in offered for kind in _E4M3)
+    evidence = c.log_evidence(event, name="Triton's refusal", value=f"{dtype} (offers {offered or 'not listed'})")
+    if dtype == "fp8e4b15" or has_e4m3:
+        return RULE_GPU_ARCH.finding(
+            Severity.CRITICAL,
+            f"a Triton kernel asks for {dtype}, an FP8 type this GPU's Triton backend does not have: the kernel was "
+            "written for other GPUs",
+            summary=f"Triton compiles vLLM's Triton kernels for the GPU it runs on and refused {dtype}"
+            + (f"; it offers {offered} here" if offered else "")
+            + ". fp8e4b15 is Triton's own type for NVIDIA GPUs before Hopper, fp8e4b8 MI300's E4M3 and fp8e4nv "
+            "the E4M3 of NVIDIA's Ada and Hopper and AMD's MI350: a kernel that names one type for every GPU fails "
+            "on the others (vllm PR #43804: a ROCm attention kernel's fp8e4b15 on MI300).",
+            evidence=[evidence],
+            actions=[
+                "Upgrade vLLM: kernels that named one GPU's FP8 type get the type of each GPU in later releases.",
+                "Meanwhile serve without the feature that chose the kernel (its attention backend, --kv-cache-dtype "
+                "fp8, the FP8 quantization), and report the kernel and the GPU to vLLM.",
+            ],
+            confidence=0.75,
+        )
+    return RULE_GPU_ARCH.finding(
+        Severity.CRITICAL,
+        f"this GPU computes no FP8 E4M3 in Triton ({dtype} refused"
+        + (f", {offered} offered" if offered else "")
+        + "): an AMD GPU before MI300",
+        summary="Triton compiles vLLM's FP8 kernels (FP8 weights, an FP8 KV cache) for the GPU it runs on, and this "
+        "GPU's backend has no E4M3 type: on the AMD side MI300 (gfx942) is the first GPU to compute FP8, in its "
+        "'fnuz' flavour (fp8e4b8), and MI350 (gfx950) the OCP one (fp8e4nv); MI200 (gfx90a), MI100 and Radeon "
+        "GPUs before RDNA4 have neither (vllm#16394: DeepSeek-R1's FP8 checkpoint on an MI210).",
+        evidence=[evidence],
+        actions=[_FP8_OFF, "Or serve the FP8 checkpoint on an MI300 or later (an NVIDIA GPU of sm_89 or later)."],
         confidence=0.8,
     )
 

@@ -40,6 +40,17 @@ _MODULE_ATTRIBUTE = re.compile(r"module '(?P<package>[\w.]+)' has no attribute '
 _IMPORT_NAME = re.compile(r"cannot import name '(?P<name>\w+)' from '(?P<package>[\w.]+)'")
 # The package a source line calls into (`err = llguidance.LLMatcher.validate_grammar(`), not an object's own.
 _CALLED = re.compile(r"(?<![\w.])(?P<package>[a-z_][a-z0-9_]*)\.[A-Za-z_][\w.]*\(")
+# The classes of the structured-output libraries vLLM calls, by the package that defines them: a TypeError about a
+# call's arguments that names one (`LLMatcher.validate_grammar() got some positional-only arguments …`, vllm#16339) is
+# that package at another release than vLLM's, pasted without the calling line too
+CLASS_PACKAGES = {
+    "LLMatcher": "llguidance",
+    "LLTokenizer": "llguidance",
+    "GrammarCompiler": "xgrammar",
+    "GrammarMatcher": "xgrammar",
+    "TokenizerInfo": "xgrammar",
+}
+_CALLED_CLASS = re.compile(r"(?<![\w.])(?P<cls>[A-Z]\w*)\.\w+\(\)")
 # The processor method vLLM's Transformers backend counts a multimodal item's tokens with
 # (model_executor/models/transformers/multimodal.py, 0.11 on): only processors of models the backend supports have it
 TRANSFORMERS_BACKEND_METHOD = "_get_num_multimodal_tokens"
@@ -354,8 +365,11 @@ def mismatched_package(event: LogEvent) -> str | None:
         return "transformers"  # a tokenizer attribute vLLM reads and transformers 5 removed
     if event.component == "transformers" and event.exception and not hasattr(builtins, event.exception):
         return "transformers"  # an exception class of transformers' own, raised at a call vLLM made into it
-    if event.exception != "TypeError" or not SIGNATURE.search(message) or not event.code:
+    if event.exception != "TypeError" or not SIGNATURE.search(message):
         return None
+    if not event.code:  # a bare line: the class Python names, when it is a structured-output library's own
+        named = _CALLED_CLASS.search(message)
+        return CLASS_PACKAGES.get(named["cls"]) if named else None
     called = [m["package"] for m in _CALLED.finditer(event.code) if m["package"] not in _NOT_PACKAGES]
     return called[0] if called else None
 

@@ -32,6 +32,7 @@ from rules.events import (
     RAYLET_TERMINATED,
     SHELL_SIGKILL,
     SYSTEMD_REPORTED,
+    TRITON_FP8_TYPE,
     VLLM_BUILD,
     VLLM_PLACEMENT_GROUP,
 )
@@ -89,6 +90,17 @@ _RAY_WHY = {
 _RAY_EXIT_TYPE = re.compile(r"[Ee]xit type: (?P<type>[A-Z_]+)")
 _RAY_DETAIL = re.compile(r"Worker exit detail: (?P<detail>.*?)\s*(?:There are some potential root causes\..*)?$")
 _RAY_ACTOR = re.compile(r"\bclass_name: (?P<actor_class>\S+)|\bactor_id: (?P<actor_id>[0-9a-f]+)|\bpid: (?P<pid>\d+)")
+
+
+def _triton_fp8(match: re.Match[str]) -> Fields:
+    """Triton refusing an FP8 type. NVIDIA's E4M3 (fp8e4nv) where Triton offers its own fp8e4b15 (or says nothing
+    more) is a GPU before Ada; another type, or a list without fp8e4b15, is the AMD side or a kernel written for
+    other GPUs (vllm#16394: MI210's list is fp8e5 alone; vllm PR #43804: fp8e4b15 on MI300)."""
+    dtype, supported = match["dtype"] or match["dtype2"], re.sub(r"\s+", "", match["supported"] or "") or None
+    if dtype == "fp8e4nv" and (supported is None or "fp8e4b15" in supported):
+        return {"message": dtype, "component": PTX_TRITON, "version": "sm_89"}
+    offered = ", ".join(re.findall(r"fp8\w+", supported or "")) or None
+    return {"message": dtype, "component": TRITON_FP8_TYPE, "accepted_instead": offered}
 
 
 def _ray_actor_died(match: re.Match[str]) -> Fields:
@@ -498,6 +510,32 @@ PATTERNS: tuple[Pattern, ...] = (
         r"\b(?P<call>get_mempolicy|set_mempolicy|mbind|migrate_pages|move_pages): Operation not permitted",
         lambda m: {"message": m.group(0), "function": m["call"]},
     ),
+    wording(  # vLLM's FlashAttention backend refusing the FA version it was to use (0.7 on: attention/backends/
+        # utils.py, later fa_utils.py), flash-attention's reason after it; pasted without its `Cannot use` head too
+        # (Dao-AILab/flash-attention#1853)
+        ("is not supported due to",),
+        K.FA_VERSION_UNSUPPORTED,
+        r"FA version (?P<version>[234]) is not supported due to (?P<why>.+?)\s*$",
+        lambda m: {"message": m["why"], "version": m["version"]},
+    ),
+    wording(  # AITER's GEMM wrappers looking a shape up in their tuned-config CSVs (vllm#39485's worker log is full)
+        ("not found tuned config",),
+        K.AITER_UNTUNED_SHAPE,
+        r"shape is (?P<shape>M:\d+, N:\d+, K:\d+)[^,]*, not found tuned config in (?P<csv>\S+?),? will use default",
+        lambda m: {"message": m["shape"], "code_file": m["csv"]},
+    ),
+    wording(  # CANN's MoE dispatch/combine operators (MoeDistributeDispatch…, vllm-ascend's expert parallelism)
+        # checking their HCCL window at tiling: the size needed and HCCL_BUFFSIZE's, in MB (vllm-ascend PR #5287's log)
+        ("HCCL_BUFFSIZE is too SMALL",),
+        K.HCCL_BUFFER_TOO_SMALL,
+        r"HCCL_BUFFSIZE is too SMALL(?:.*?(?:\) = |should larger than )(?P<needed>\d+) ?MB)?"
+        r"(?:.*?HCCL_BUFFSIZE=(?P<have>\d+) ?MB)?",
+        lambda m: {
+            "message": m.group(0),
+            "resource_required": to_int(m["needed"]),
+            "resource_limit": to_int(m["have"]),
+        },
+    ),
     wording(  # GNU OpenMP refusing an OpenMP variable's value at start (libgomp's env.c): OMP_NUM_THREADS=0
         # (redhat-et/vllm-cpu-perf-eval#45)
         ("libgomp: Invalid value for environment variable",),
@@ -793,6 +831,7 @@ PATTERNS: tuple[Pattern, ...] = (
             "Unknown GPU architecture",
             "MXFP4 quantization is not supported on",
             "nhead=",
+            " requires gfx",
         ),
         K.AITER_REFUSED,
         r"One of GPU archs of \[(?P<archs>[^\]]*)\] is invalid or not supported"
@@ -804,15 +843,18 @@ PATTERNS: tuple[Pattern, ...] = (
         r"support this GEMM problem|Fmoe tuning not support)"
         r"|(?P<mla>get_heuristic_kernel_mla): cannot get heuristic kernel.*"  # its assembly MLA kernels (asm_mla.cu)
         # its MLA decode's assert on the heads per rank (mla_decode_fwd takes 16 or 128; ROCm/aiter#548, vllm#19332)
-        r"|AssertionError: (?P<mla_heads>nhead=\d+) not supported",
+        r"|AssertionError: (?P<mla_heads>nhead=\d+) not supported"
+        # a kernel of a newer Instinct GPU that vLLM's ROCm backend chose on this one (vllm PR #50817: AITER's
+        # small-head MLA decode, CDNA4's alone, picked on MI325X)
+        r"|(?P<newer>\w+) requires (?P<needs>gfx\w+)(?: \([^)]*\))?, got (?P<got>gfx\w+)",
         lambda m: {
             "message": m.group(0).strip(),
-            "component": "arch" if m["archs"] is not None or m["unknown"] else "shape",
-            "device": m["archs"].strip("'\" ") if m["archs"] else m["unknown"] or m["fp4"],
+            "component": "arch" if m["archs"] is not None or m["unknown"] else "newer_arch" if m["newer"] else "shape",
+            "device": m["archs"].strip("'\" ") if m["archs"] else m["unknown"] or m["fp4"] or m["got"],
             "function": "fp4bmm"
             if m["fp4"]
             else "mla"
-            if m["mla"] or m["mla_heads"]
+            if m["mla"] or m["mla_heads"] or "mla" in (m["newer"] or "")
             else "moe"
             if m["moe"] or "moe" in m.group(0).lower()
             else None,
@@ -941,9 +983,10 @@ PATTERNS: tuple[Pattern, ...] = (
         # Triton 2.x and 3.0 asserted it in other words (vllm#8641: an FP8 model and FP8 KV cache)
         ("not supported in this architecture", "data type is not supported on CUDA arch"),
         K.GPU_ARCH_UNSUPPORTED,
-        r"type (?P<dtype>fp8e4nv) not supported in this architecture"
+        r"type (?P<dtype>fp8e\w+) not supported in this architecture"
+        r"(?:\. The supported fp8 dtypes are \((?P<supported>[^)]*)\))?"
         r"|(?P<dtype2>fp8e4nv) data type is not supported on CUDA arch < 89",
-        lambda m: {"message": m["dtype"] or m["dtype2"], "component": PTX_TRITON, "version": "sm_89"},
+        _triton_fp8,
     ),
     wording(  # vLLM's own setup.py (0.1-0.3, a build from source): with TORCH_CUDA_ARCH_LIST unset it compiles for
         # every GPU it sees, and stops at one below its floor ("less than" in 0.1.2, "below" in 0.3.3: their sdists)

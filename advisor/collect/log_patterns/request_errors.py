@@ -10,7 +10,7 @@ import re
 
 from advisor.catalog.vllm_interface import nearest_field, removed_request_fields, request_fields
 from advisor.collect.log_patterns.pattern import Fields, Pattern, to_int, wording
-from rules.catalog.op5_requests import CHAT_ONLY_FIELDS, NESTED_REQUEST_FIELDS
+from rules.catalog.op5_requests import CHAT_ONLY_FIELDS, NESTED_REQUEST_FIELDS, SDK_CALL_PARAMETERS
 from rules.events import (
     NO_CHAT_TEMPLATE,
     OPENAI_PARAMETER,
@@ -110,7 +110,8 @@ def _ignored_fields(match: re.Match[str]) -> Fields:
     for name in names:
         if meant := nearest_field(name):
             return {"request_field": name, "nearest_field": meant}
-    misplaced = next((name for name in names if name in NESTED_REQUEST_FIELDS or name in CHAT_ONLY_FIELDS), None)
+    known = (NESTED_REQUEST_FIELDS, CHAT_ONLY_FIELDS, SDK_CALL_PARAMETERS)
+    misplaced = next((name for name in names if any(name in fields for fields in known)), None)
     return {"request_field": misplaced} if misplaced else {}
 
 

@@ -315,3 +315,15 @@ def test_pydantics_refusal_with_its_line_breaks_lost_names_the_field():
     )
     top = evaluate(Facts(events=parse_lines([line]).events)).findings[0]
     assert top.rule == "OP-5.28" and "refused metadata: Extra inputs are not permitted" in top.title
+
+
+def test_an_sdk_parameter_sent_as_a_field_says_to_unwrap_it():
+    # vllm-project/vllm#33397, verbatim: the docs' grammar example sent with `extra_body` inside the JSON (0.14.1)
+    ignored = "The following fields were present in the request but ignored: {'extra_body'}"
+    [finding] = op5_requests.RULE_SCHEMA_REFUSED.evaluate(_facts([ignored]))
+    assert "ignored the request field extra_body" in finding.title and "SDK call parameter" in finding.title
+    assert "body's top level" in finding.actions[0] and "`extra_body=…`" in finding.actions[0]
+    # refused as an extra field (up to 0.6.4): the same reading, as a refusal
+    refused = "{'type': 'extra_forbidden', 'loc': ('body', 'extra_body'), 'msg': 'Extra inputs are not permitted'}"
+    [finding] = op5_requests.RULE_SCHEMA_REFUSED.evaluate(_facts([refused]))
+    assert "refused the request field extra_body" in finding.title

@@ -60,3 +60,12 @@ def test_aiters_mla_heads_assert_turns_its_mla_off_or_asks_for_a_tp_with_16_or_1
     assert top.rule == "OP-7.86" and "MLA attention shape" in top.title
     assert [(c.flag, c.proposed) for c in top.changes] == [("VLLM_ROCM_USE_AITER_MLA", "0")]
     assert "16 or 128 query heads" in top.actions[0] and "TP 8 or TP 1" in top.actions[0]
+
+
+def test_a_kernel_of_a_newer_instinct_gpu_is_vllms_selection_and_its_op_goes_off():
+    # vllm PR #50817, verbatim: AITER's small-head MLA decode (CDNA4's) picked on an MI325X for Kimi-K3 at TP 8
+    [finding] = evaluate(_facts("AssertionError: mla_gluon requires gfx950 (CDNA4), got gfx942")).findings[:1]
+    assert finding.rule == "OP-7.86" and "newer Instinct GPU on gfx942" in finding.title
+    [change] = finding.changes
+    assert (change.flag, change.proposed) == (op7_aiter.AITER_MLA_ENV, "0")
+    assert "PR #50817" in finding.actions[0]

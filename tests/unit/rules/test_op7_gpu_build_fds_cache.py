@@ -330,3 +330,17 @@ def test_a_tool_fetching_config_json_through_urllib_names_the_hub_in_words_and_i
     assert "unable to get local issuer certificate" in finding.title and "ca-certificates" in finding.summary
     # a certificate refused by a server that is not the Hub is not this reading
     assert _findings(RULE_HUB_NOT_CACHED, line.replace("HuggingFace", "the registry")) == []
+
+
+def test_an_amd_gpu_offering_no_e4m3_is_one_before_mi300_and_fp8_goes():
+    # vllm#16394, verbatim: DeepSeek-R1's FP8 checkpoint on an MI210 (gfx90a)
+    line = "ValueError(\"type fp8e4b8 not supported in this architecture. The supported fp8 dtypes are ('fp8e5',)\")"
+    [finding] = _findings(RULE_GPU_ARCH, line)
+    assert finding.title.endswith("an AMD GPU before MI300") and "fp8e5 offered" in finding.title
+    assert "--kv-cache-dtype auto" in finding.actions[0]
+
+
+def test_a_kernel_asking_for_tritons_own_fp8e4b15_was_written_for_other_gpus():
+    # vllm PR #43804, verbatim: a ROCm attention kernel's fp8e4b15 on MI300 (gfx942)
+    [finding] = _findings(RULE_GPU_ARCH, "type fp8e4b15 not supported in this architecture")
+    assert "written for other GPUs" in finding.title and finding.actions[0].startswith("Upgrade vLLM")

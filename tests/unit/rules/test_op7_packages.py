@@ -303,3 +303,16 @@ def test_a_framework_that_runs_vllm_named_in_an_import_error_is_its_release_or_i
     swift = top_finding("ImportError: cannot import name 'get_vllm_engine' from 'swift.llm'")
     assert "swift's vLLM integration did not import" in swift.title
     assert any("pip show ms-swift" in action for action in swift.actions)
+
+
+def test_a_structured_output_librarys_class_names_its_package_without_the_calling_line():
+    # guidance-ai/llguidance#160, verbatim: the same refusal pasted alone (llguidance 0.7.11 resolves it)
+    facts = _facts(
+        "TypeError: LLMatcher.validate_grammar() got some positional-only arguments passed as keyword arguments: "
+        "'tokenizer'"
+    )
+    [finding] = op7_packages.RULE_API_MISMATCH.evaluate(facts)
+    assert "llguidance" in finding.title
+    # a class no table names stays unread: the package is not in the words
+    unknown = _facts("TypeError: Foo.bar() got an unexpected keyword argument 'x'")
+    assert op7_packages.RULE_API_MISMATCH.evaluate(unknown) == []
