@@ -84,6 +84,7 @@ LATER = (
     "seventysecond",
     "seventythird",
     "seventyfourth",
+    "seventyfifth",
 )
 # Lines per later probe: a hundred each, but the seventh, whose collectors found 57 threads not already used in time,
 # the eighth, 30 from each of the two collectors (of four) that added any, and the ninth, 30 from three collectors
@@ -123,7 +124,8 @@ LATER = (
 # 29 from four with 60 each, and the seventieth, 28, 20 and 9, and the seventy-first, 18, 12 and 15, from three with
 # 60 each, and the seventy-second, 2, 1, 1, 1 and 4 from five of six with 60 each, whom the session's search budget
 # ran out under (the sixth found none), and the seventy-third (a later session's), 19, 19, 19, 4, 15, 19, 15 and 15
-# from eight with 60 each, and the seventy-fourth, 12, 12, 19, 11, 11, 13 and 14 from seven with 60 each.
+# from eight with 60 each, and the seventy-fourth, 12, 12, 19, 11, 11, 13 and 14 from seven with 60 each, and the
+# seventy-fifth, 5, 4, 1, 7, 4 and 8 from six with 60 each, whom the session's search budget ran out under.
 ROWS = dict.fromkeys(LATER, 100) | {
     "seventh": 57,
     "eighth": 60,
@@ -193,6 +195,7 @@ ROWS = dict.fromkeys(LATER, 100) | {
     "seventysecond": 9,
     "seventythird": 125,
     "seventyfourth": 92,
+    "seventyfifth": 29,
 }
 PROBES = [LINES, *(LINES.with_name(f"pasted_errors_{n}.jsonl") for n in LATER)]
 
