@@ -641,7 +641,11 @@ PATTERNS: tuple[Pattern, ...] = (
         # where the error is printed inside another's repr (h2oai/h2ogpt#1186, vLLM on a host without internet); its
         # NewConnectionError stays an unplaced error, as tests/unit/rules/test_op5_unreachable.py reads its events,
         # and OP-7.38 reads it from there (rules/catalog/op7_hub.py, HUB_NEW_CONNECTION)
-        rf"|{HUB_RETRIES_EXCEEDED}(?:ConnectTimeoutError|NameResolutionError|ProxyError)",
+        rf"|{HUB_RETRIES_EXCEEDED}(?:ConnectTimeoutError|NameResolutionError|ProxyError)"
+        # … pasted from `Max retries` on, the host then named only inside the cause (vllm-project/guidellm#62: its
+        # tokenizer fetched from the Hub for a model served elsewhere)
+        rf"|Max retries exceeded with url: \S+ \(Caused by ConnectTimeoutError\(.*?'Connection to {HUB_HOSTS} timed "
+        r"out",
         _hub_not_cached,
     ),
     wording(  # the Hub refusing for its rate limits, or failing itself, on a download (requests' and huggingface_hub's)

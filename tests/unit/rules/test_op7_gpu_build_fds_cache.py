@@ -158,7 +158,13 @@ def test_urllib3_giving_up_on_a_hub_host_is_the_unreachable_reading_with_its_quo
         "HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded with url: /meta-llama/x/resolve/"
         "main/config.json (Caused by ConnectTimeoutError(<urllib3.connection.HTTPSConnection object>, 'timed out'))"
     )
-    for line in (escaped, plain):
+    # vllm-project/guidellm#62, verbatim: pasted from `Max retries` on, the Hub host named only inside the cause
+    from_max_retries = (
+        "I got the error: Max retries exceeded with url: /MiniCPM3-4B/resolve/main/config.json (Caused by "
+        "ConnectTimeoutError(<urllib3.connection.HTTPSConnection object at 0x7f1e0daaad70>, 'Connection to "
+        "huggingface.co timed out. (connect timeout=10)'"
+    )
+    for line in (escaped, plain, from_max_retries):
         [finding] = _findings(RULE_HUB_NOT_CACHED, line)
         assert finding.title.endswith("the Hub could not be reached"), line
 
