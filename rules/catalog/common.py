@@ -531,6 +531,14 @@ def error_saying(facts: Facts, *words: str) -> LogEvent | None:
     return next((e for e in facts.events_of(*kinds) if any(w in (e.message or "") for w in words)), None)
 
 
+def consequences(facts: Facts, pattern: re.Pattern[str], name: str) -> list[Evidence]:
+    """The errors and vLLM messages `pattern` finds, as evidence of the finding that names their cause: the check
+    that fails after it (vLLM asserting the FlashAttention version it was refused, refusing the grammar xgrammar could
+    not parse). Why: a finding that cites their lines is what lets the generic readings of them give way
+    (evaluate.unexplained), so the cause leads instead of its echo."""
+    return [log_evidence(e, name=name) for e in facts.events_of(*RELAYED_TOO) if pattern.search(e.message or "")]
+
+
 def death_severity(facts: Facts) -> Severity:
     """A serving-time failure's severity: CRITICAL when the text shows the engine died of it (a fatal error or an
     EngineDeadError: nothing is served until a restart), else HIGH (the request failed, the server goes on)."""

@@ -27,7 +27,9 @@ _OUT_OF_RANGE = re.compile(r"IndexError\b|list index out of range")
 def _check_rank_route(facts: Facts) -> list[Finding]:
     for event in facts.events_of(*c.UNPLACED):
         words = event.message or event.raw or ""
-        if _OUT_OF_RANGE.search(words) and (event.function == ROUTER or ROUTER in words):
+        # the frame's line, when pasted, must be the index by the rank (the load-balancing path indexes its stats)
+        by_rank = not event.code or "core_engines[" in event.code
+        if _OUT_OF_RANGE.search(words) and (event.function == ROUTER or ROUTER in words) and by_rank:
             return [_rank_route(event)]
     return []
 

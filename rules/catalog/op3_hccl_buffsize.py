@@ -5,7 +5,7 @@ Why a rule of its own: with expert parallelism on Ascend NPUs (vllm-ascend), the
 default) on every rank. Their tiling check computes the window a batch needs from the largest batch per rank, the
 hidden size, the experts each rank holds and top-k, and refuses a smaller one: `HCCL_BUFFSIZE is too SMALL, maxBs =
 512, h = 2048, … NEEDED_HCCL_BUFFSIZE(…) = 1216MB, HCCL_BUFFSIZE=200MB.` (the operators' tiling sources; the log of
-vllm-ascend PR #5287, a data-parallel test on A3). The fix the model guides that meet it give is the variable itself,
+vllm-ascend PR #5287, a data-parallel test on A3). The model guides that meet it fix it with the variable itself,
 the same on every rank; fewer tokens per step (a lower --max-num-batched-tokens or --max-num-seqs) shrinks maxBs.
 """
 
@@ -24,7 +24,7 @@ HCCL_BUFFSIZE_DEFAULT_MB = 200  # CANN's default window (the message prints it w
 
 def _buffsize_finding(_facts: Facts, event: LogEvent, _words: re.Match[str]) -> Finding:
     needed, have = event.resource_required, event.resource_limit
-    sizes = f" ({needed} MB needed, {have or HCCL_BUFFSIZE_DEFAULT_MB} MB set)" if needed else ""
+    sizes = (f" ({needed} MB needed" + (f", {have} MB set)" if have else ")")) if needed else ""
     return RULE.finding(
         Severity.CRITICAL,
         f"the MoE all-to-all needs a larger HCCL window than HCCL_BUFFSIZE{sizes}",
@@ -37,7 +37,9 @@ def _buffsize_finding(_facts: Facts, event: LogEvent, _words: re.Match[str]) -> 
             ConfigChange(
                 flag=HCCL_BUFFSIZE,
                 current=str(have) if have else None,
-                proposed=str(needed) if needed else "<the NEEDED_HCCL_BUFFSIZE the message states, in MB>",
+                proposed=str(needed)
+                if needed
+                else f"<above {HCCL_BUFFSIZE_DEFAULT_MB} MB (the default): the NEEDED size the whole message states>",
                 reason="the window the operator computed for this batch; every rank the same",
                 kind="env",
             )

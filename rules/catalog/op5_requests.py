@@ -453,9 +453,9 @@ CHAT_ONLY_FIELDS = {"max_completion_tokens": "max_tokens"}
 # was written into the JSON by hand (curl, requests, a wrapper's kwargs), so what it holds was dropped with it
 # (vllm#33397: `extra_body={"structured_outputs": …}` sent as JSON, the output not constrained). What each becomes:
 SDK_CALL_PARAMETERS = {
-    "extra_body": 'its fields at the body\'s top level (`"structured_outputs": {…}` beside `"messages"`)',
-    "extra_headers": "HTTP headers of the request",
-    "extra_query": "parameters of the URL's query string",
+    "extra_body": 'at the body\'s top level (`"structured_outputs": {…}` beside `"messages"`)',
+    "extra_headers": "as the request's HTTP headers",
+    "extra_query": "in the URL's query string",
 }
 
 
@@ -594,23 +594,25 @@ def _check_ignored(ignored: list[LogEvent]) -> list[Finding]:
 def _sdk_parameter_field(event: LogEvent, field: str) -> Finding:
     """The openai SDK's call parameter sent as a field: what it wrapped never reached vLLM's request model."""
     dropped = event.kind == LogEventKind.REQUEST_FIELD_IGNORED
+    where = SDK_CALL_PARAMETERS[field]
+    lost = ": guided decoding, sampling options, chat-template arguments (vllm#33397)" if field == "extra_body" else ""
+    fate = (
+        f"dropped it with everything inside it (from {UNKNOWN_FIELDS_IGNORED_FROM}) and served the request without "
+        f"what it asked for{lost}."
+        if dropped
+        else "refused the request (HTTP 400, 'Extra inputs are not permitted', vLLM up to 0.6.4)."
+    )
     return RULE_SCHEMA_REFUSED.finding(
         Severity.HIGH,
         f"vLLM {'ignored' if dropped else 'refused'} the request field {field}: an openai SDK call parameter written "
         "into the JSON body",
-        summary=f"{field} is a parameter of the openai SDK's call, not a field of OpenAI's request: the SDK sends "
-        f"{SDK_CALL_PARAMETERS[field]}. A request that carries {field} itself was built by hand (curl, requests, "
-        f"another client's passthrough), so vLLM's request model "
-        + (
-            f"dropped it with everything inside it (from {UNKNOWN_FIELDS_IGNORED_FROM}) and served the request "
-            "without what it asked for: guided decoding, sampling options, chat-template arguments (vllm#33397)."
-            if dropped
-            else "refused the request (HTTP 400, 'Extra inputs are not permitted', vLLM up to 0.6.4)."
-        ),
+        summary=f"{field} is a parameter of the openai SDK's call, not a field of OpenAI's request: the SDK sends what "
+        f"it holds {where}. A request that carries {field} itself was built by hand (curl, requests, another "
+        f"client's passthrough), so vLLM's request model {fate}",
         evidence=[c.log_evidence(event, name="ignored field" if dropped else "refused field", value=field)],
         actions=[
-            f"Unwrap what {field} holds: send {SDK_CALL_PARAMETERS[field]}; with the openai SDK, pass `{field}=…` to "
-            "the call and it does this.",
+            f"Unwrap what {field} holds and send it {where}; with the openai SDK, pass `{field}=…` to the call and it "
+            "does this.",
         ],
         confidence=0.9,
     )

@@ -29,7 +29,7 @@ from rules.model import Category, Finding, Rule, RulePage, Severity
 # (0.32), --guided-decoding-backend in the releases before it
 _OTHER_BACKEND = (
     'Or serve this request with another backend: `--structured-outputs-config \'{"backend": "guidance"}\'` on '
-    "current releases, --guided-decoding-backend guidance on older ones."
+    "current releases; --guided-decoding-backend guidance (0.8.2 on) or outlines (before) on older ones."
 )
 
 
@@ -55,7 +55,8 @@ REFUSALS: tuple[Refusal, ...] = (
             "If the request sends a grammar: correct it at the line and column given (xgrammar's EBNF is GBNF-like: "
             "`root ::= …`, quoted literals, no empty alternative).",
             "If it sends a regex or a schema: rewrite the construct the converter trips on (an empty alternative "
-            "`(a|)` as `(a)?`), or upgrade xgrammar (its regex converter grew over 2025).",
+            "`(a|)` as `(a)?`), or upgrade vLLM with the xgrammar release it requires (xgrammar's regex converter "
+            "grew over 2025).",
             _OTHER_BACKEND,
         ),
         "mlc-ai/xgrammar#175: an empty alternative in vLLM's IPv4 test regex broke xgrammar 0.1.11's converter; "
@@ -66,9 +67,9 @@ REFUSALS: tuple[Refusal, ...] = (
         r"bitmask must have the hidden size equal to ceilDiv\(vocabSize, 32\)",
         "xgrammar's token mask and the logits disagree on the vocabulary's size: xgrammar and vLLM at releases not "
         "made for each other",
-        "xgrammar applies the grammar as a bitmask of 32 tokens a word over the logits, and its kernel checks the "
-        "two have the same vocabulary; a mask of another size comes from vLLM calling an xgrammar release whose op "
-        "differs from the one it was written for",
+        "xgrammar applies the grammar as a bitmask over the logits (one bit per token, 32 to a word), and its kernel "
+        "checks the two have the same vocabulary; a mask of another size comes from vLLM calling an xgrammar "
+        "release whose op differs from the one it was written for",
         (
             "Install the xgrammar release the installed vLLM requires (`pip show vllm` lists it; `pip install "
             '"xgrammar==<that version>"`), or upgrade vLLM and xgrammar together.',
@@ -123,8 +124,8 @@ RULE = Rule(
         "thread confirmed.",
         example="`RuntimeError: … grammar_parser.cc:78: EBNF parse error at line 1, column 64: Expect element` for a "
         "regex with an empty alternative (mlc-ai/xgrammar#175, fixed by xgrammar PR #183).",
-        fix="Correct the grammar (or upgrade xgrammar); install the xgrammar vLLM requires; upgrade vLLM past PR "
-        "#14826; or the guidance backend.",
+        fix="Correct the grammar (or upgrade vLLM with its xgrammar); install the xgrammar vLLM requires; upgrade "
+        "vLLM past PR #14826; or the guidance backend.",
         limits="Three of xgrammar's refusals; its others stay with the generic readings.",
         references=[
             "https://github.com/mlc-ai/xgrammar/issues/175",

@@ -76,9 +76,14 @@ def _newer_arch_kernel(event: LogEvent) -> Finding:
         Severity.CRITICAL,
         f"vLLM chose an AITER kernel of a newer Instinct GPU on {got}: {remedy}",
         summary=f"The kernel asserts the GPU it was written for ({event.message}): vLLM's ROCm backend picked it "
-        "on the model's shape without checking the arch (vllm PR #50817: AITER's small-head MLA decode runs on "
-        "CDNA4, MI350, alone; Kimi-K3's 96 heads at TP 8 leave 12 per rank, which chose it on an MI325X). It is "
-        "vLLM's selection, not a setting of the user's that is wrong.",
+        "on the model's shape without checking the arch"
+        + (
+            " (vllm PR #50817: AITER's small-head MLA decode runs on CDNA4, MI350, alone; Kimi-K3's 96 heads at TP 8 "
+            "leave 12 per rank, which chose it on an MI325X)"
+            if event.function == "mla"
+            else ""
+        )
+        + ". It is vLLM's selection, not a setting of the user's that is wrong.",
         evidence=[c.log_evidence(event, name="the kernel's assertion", value=got)],
         changes=[ConfigChange(flag=env, current=None, proposed="0", reason=reason, kind="env")],
         actions=[

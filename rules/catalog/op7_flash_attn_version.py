@@ -23,19 +23,30 @@ from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Finding, Rule, RulePage, Severity
 
+# The check that fails after a forced version was refused: 0.7-0.12's `Unsupported FA version: None` and V1's
+# backend asserting it (`FlashAttention version not detected.`)
+_VERSION_CHECK = re.compile(r"Unsupported FA version|FlashAttention version not detected")
+# flash-attention's reason when the build, not the GPU, lacks the version (its own spelling, `unavaible`)
+_NOT_BUILT = re.compile(r"unava\w*ble due to")
 
-def _fa_version_finding(_facts: Facts, event: LogEvent, _words: re.Match[str]) -> Finding:
+
+def _fa_version_finding(facts: Facts, event: LogEvent, _words: re.Match[str]) -> Finding:
     version, why = event.version or "3", event.message or "flash-attention's check"
     if version == "2":
-        return _fa2_below_ampere(event)
+        return _fa2_refused(event)
+    lacks = "this vLLM build has no FA3" if _NOT_BUILT.search(why) else "FA3 does not run on this GPU"
     return RULE.finding(
-        Severity.HIGH,
-        f"FlashAttention {version} was forced on a GPU it does not run on: let vLLM choose the version",
-        summary=f"vLLM chooses FA3 by itself on Hopper (sm_90) alone and FA2 on the other GPUs from Ampere on, so FA"
-        f"{version} on this GPU was asked for: VLLM_FLASH_ATTN_VERSION set in the server's environment. "
-        "flash-attention says why it refuses; the backend then stops the engine at its check. FA3 does not target "
-        "Blackwell's sm_120 (RTX 50xx, RTX PRO) and FA2 serves it (Dao-AILab/flash-attention#1853).",
-        evidence=[c.log_evidence(event, name="FlashAttention's refusal", value=why)],
+        Severity.CRITICAL,
+        f"FlashAttention 3 was forced and {lacks}: let vLLM choose the version",
+        summary="vLLM chooses FA3 by itself only on a Hopper (sm_90) whose build has it, and FA2 on the other GPUs "
+        "from Ampere on, so FA3 here was asked for: VLLM_FLASH_ATTN_VERSION=3 in the server's environment (0.12 "
+        "and before), or --attention-config.flash_attn_version=3 (0.13 on). flash-attention says why it refuses, "
+        "and the backend's check then stops the engine. FA3 does not target Blackwell's sm_120 (RTX 50xx, RTX PRO) "
+        "and FA2 serves it (Dao-AILab/flash-attention#1853).",
+        evidence=[
+            c.log_evidence(event, name="FlashAttention's refusal", value=why),
+            *c.consequences(facts, _VERSION_CHECK, "the backend's check that follows"),
+        ],
         changes=[
             ConfigChange(
                 flag="VLLM_FLASH_ATTN_VERSION",
@@ -45,15 +56,18 @@ def _fa_version_finding(_facts: Facts, event: LogEvent, _words: re.Match[str]) -
             )
         ],
         actions=[
-            "Remove VLLM_FLASH_ATTN_VERSION from the server's environment (or set it to 2) and restart.",
+            "Remove VLLM_FLASH_ATTN_VERSION from the server's environment (or set it to 2), or drop flash_attn_version "
+            "from --attention-config (or pass --attention-config.flash_attn_version=2), and restart.",
         ],
         confidence=0.85,
     )
 
 
-def _fa2_below_ampere(event: LogEvent) -> Finding:
+def _fa2_refused(event: LogEvent) -> Finding:
     why = event.message or ""
     below_ampere = "compute capability >= 8" in why  # FA2's reason, or FA3's text that 0.7.3-0.8.1 gave for FA2
+    if "No module named" in why:  # the extension itself missing: the install, not the GPU
+        return _fa2_not_installed(event, why)
     gpu = "this GPU (compute capability below 8.0)" if below_ampere else f"this GPU or build ({why})"
     return RULE.finding(
         Severity.LOW,
@@ -76,6 +90,24 @@ def _fa2_below_ampere(event: LogEvent) -> Finding:
     )
 
 
+def _fa2_not_installed(event: LogEvent, why: str) -> Finding:
+    return RULE.finding(
+        Severity.HIGH,
+        "vLLM's compiled FlashAttention extension is missing from this install: FA2 cannot load",
+        summary=f"flash-attention could not import its compiled module ({why}): the vLLM installed lacks the "
+        "FlashAttention build its wheels carry, as a source build made without it, or a package copied from "
+        "another platform, leaves it. vLLM may fall back to another attention backend, but the install is "
+        "incomplete.",
+        evidence=[c.log_evidence(event, name="FlashAttention's refusal", value=why)],
+        actions=[
+            "Reinstall vLLM from its released wheel for this CUDA (`pip install --force-reinstall vllm`), or rebuild "
+            'from source with its FlashAttention extension, and check `python -c "import '
+            "vllm.vllm_flash_attn\"` in the server's environment.",
+        ],
+        confidence=0.75,
+    )
+
+
 RULE = Rule(
     code="OP-7.211",
     title="a FlashAttention version this GPU cannot run",
@@ -84,7 +116,7 @@ RULE = Rule(
     needs=("events",),
     page=RulePage(
         checks="vLLM's `Cannot use FA version N is not supported due to …` (and the same words without `Cannot "
-        "use`), with flash-attention's reason.",
+        "use`), with flash-attention's reason, for FA2 and FA3.",
         why="FA2 below compute capability 8.0 is vLLM's check before it picks another backend; FA3 outside Hopper "
         "is a forced version (VLLM_FLASH_ATTN_VERSION) that stops the engine.",
         example="`FA version 3 is not supported due to FA3 is only supported on devices with compute capability >= 8 "

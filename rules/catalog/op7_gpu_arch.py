@@ -258,8 +258,9 @@ def _triton_fp8(event: LogEvent) -> Finding:
     a kernel written for other GPUs (vllm PR #43804: a ROCm attention kernel's fp8e4b15 on MI300)."""
     dtype, offered = event.message or "an FP8 type", event.accepted_instead
     has_e4m3 = offered is not None and any(kind in offered for kind in _E4M3)
+    nvidia = offered is not None and "fp8e4b15" in offered  # Triton offers its own type on NVIDIA alone
     evidence = c.log_evidence(event, name="Triton's refusal", value=f"{dtype} (offers {offered or 'not listed'})")
-    if dtype == "fp8e4b15" or has_e4m3:
+    if dtype == "fp8e4b15" or has_e4m3 or nvidia:
         return RULE_GPU_ARCH.finding(
             Severity.CRITICAL,
             f"a Triton kernel asks for {dtype}, an FP8 type this GPU's Triton backend does not have: the kernel was "
@@ -281,7 +282,7 @@ def _triton_fp8(event: LogEvent) -> Finding:
         Severity.CRITICAL,
         f"this GPU computes no FP8 E4M3 in Triton ({dtype} refused"
         + (f", {offered} offered" if offered else "")
-        + "): an AMD GPU before MI300",
+        + "): an AMD GPU without FP8 (before MI300, or a Radeon before RDNA4)",
         summary="Triton compiles vLLM's FP8 kernels (FP8 weights, an FP8 KV cache) for the GPU it runs on, and this "
         "GPU's backend has no E4M3 type: on the AMD side MI300 (gfx942) is the first GPU to compute FP8, in its "
         "'fnuz' flavour (fp8e4b8), and MI350 (gfx950) the OCP one (fp8e4nv); MI200 (gfx90a), MI100 and Radeon "

@@ -367,11 +367,13 @@ def mismatched_package(event: LogEvent) -> str | None:
         return "transformers"  # an exception class of transformers' own, raised at a call vLLM made into it
     if event.exception != "TypeError" or not SIGNATURE.search(message):
         return None
-    if not event.code:  # a bare line: the class Python names, when it is a structured-output library's own
-        named = _CALLED_CLASS.search(message)
-        return CLASS_PACKAGES.get(named["cls"]) if named else None
-    called = [m["package"] for m in _CALLED.finditer(event.code) if m["package"] not in _NOT_PACKAGES]
-    return called[0] if called else None
+    called = [m["package"] for m in _CALLED.finditer(event.code or "") if m["package"] not in _NOT_PACKAGES]
+    if called:
+        return called[0]
+    # no package on the calling line (`self.compiler.compile_json_schema(…)`), or no line: the class Python names,
+    # when it is a structured-output library's own
+    named = _CALLED_CLASS.search(message)
+    return CLASS_PACKAGES.get(named["cls"]) if named else None
 
 
 def _submodule_finding(event: LogEvent, package: str, module: str) -> Finding:

@@ -890,6 +890,35 @@ REMEDIES: tuple[Remedy, ...] = (
         "the GPU (also one that allocates later), the CPU of a unified-memory device (GH200, GB10), weight-transfer "
         "buffers for weight updates, or a KV connector's own device buffers.",
     ),
+    Remedy(  # vllm/v1/attention/backends/flash_attn.py (0.14-0.34; flash_attn_diffkv.py too): the FlashAttention
+        # backend chosen with no version it can run: vLLM's version pick returned none, after `Cannot use FA version N
+        # is not supported due to …` says why (a forced FA3 on sm_120, Dao-AILab/flash-attention#1853; a T4, vllm#15853)
+        "FlashAttention version not detected",
+        "the FlashAttention version or the attention backend",
+        "setting",
+        "none forced (the version this GPU runs), or another attention backend below Ampere",
+        "vLLM's FlashAttention backend found no FlashAttention version it can run here; the line before it "
+        "(`Cannot use FA version N is not supported due to …`) says why",
+        action="Read the `Cannot use FA version N …` line before it. A forced version the GPU or build lacks: unset "
+        "VLLM_FLASH_ATTN_VERSION (or drop flash_attn_version from --attention-config) and let vLLM choose. The "
+        "FlashAttention backend chosen where vLLM's FlashAttention does not run (a GPU below Ampere, a ROCm GPU, a "
+        "draft model's attention backend set to FLASH_ATTN there): choose another backend (--attention-backend "
+        "TRITON_ATTN or FLEX_ATTENTION, VLLM_ATTENTION_BACKEND on older releases; the speculative config's own).",
+        settings_check=True,
+    ),
+    Remedy(  # vllm/v1/structured_output/backend_xgrammar.py (0.8-0.27), parser/abstract_parser.py (0.31-0.34): the
+        # backend could not compile the request's grammar; the exception chained above it says where (xgrammar's
+        # `EBNF parse error at line L, column C`, mlc-ai/xgrammar#175)
+        "Invalid grammar specification",
+        "the request's grammar",
+        "setting",
+        "one the structured-output backend parses",
+        "the structured-output backend could not compile the grammar the request carried (or the one it wrote from "
+        "a regex or a schema); the exception chained above this one says where",
+        action="Read the exception above this one (xgrammar's `EBNF parse error at line L, column C: …`) and correct "
+        "the grammar there, or the regex construct its converter does not take; or serve the request with another "
+        "structured-output backend (--structured-outputs-config's backend, --guided-decoding-backend before).",
+    ),
     Remedy(  # vllm/model_executor/guided_decoding (0.6-0.7): a JSON schema with keywords xgrammar could not compile
         # then is compiled by outlines instead, per request, and outlines builds its grammar far more slowly
         # (performance-outlines-guided-decoding-slow in tests/fixtures/incidents: requests crawling under outlines)

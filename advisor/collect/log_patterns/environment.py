@@ -515,20 +515,20 @@ PATTERNS: tuple[Pattern, ...] = (
         # (Dao-AILab/flash-attention#1853)
         ("is not supported due to",),
         K.FA_VERSION_UNSUPPORTED,
-        r"FA version (?P<version>[234]) is not supported due to (?P<why>.+?)\s*$",
+        r"FA version (?P<version>[23]) is not supported due to (?P<why>.+?)\s*$",
         lambda m: {"message": m["why"], "version": m["version"]},
     ),
     wording(  # AITER's GEMM wrappers looking a shape up in their tuned-config CSVs (vllm#39485's worker log is full)
         ("not found tuned config",),
         K.AITER_UNTUNED_SHAPE,
-        r"shape is (?P<shape>M:\d+, N:\d+, K:\d+)[^,]*, not found tuned config in (?P<csv>\S+?),? will use default",
+        r"shape is (?P<shape>M:\d+, N:\d+, K:\d+)[^\n]*?,? not found tuned config in (?P<csv>\S+?),? will use default",
         lambda m: {"message": m["shape"], "code_file": m["csv"]},
     ),
     wording(  # CANN's MoE dispatch/combine operators (MoeDistributeDispatch…, vllm-ascend's expert parallelism)
         # checking their HCCL window at tiling: the size needed and HCCL_BUFFSIZE's, in MB (vllm-ascend PR #5287's log)
-        ("HCCL_BUFFSIZE is too SMALL",),
+        ("HCCL_BUFFSIZE is too SMALL", "HCCL_BUFFSIZE is too small"),
         K.HCCL_BUFFER_TOO_SMALL,
-        r"HCCL_BUFFSIZE is too SMALL(?:.*?(?:\) = |should larger than )(?P<needed>\d+) ?MB)?"
+        r"HCCL_BUFFSIZE is too (?:SMALL|small)(?:.*?(?:\) = |should larger than )(?P<needed>\d+) ?MB)?"
         r"(?:.*?HCCL_BUFFSIZE=(?P<have>\d+) ?MB)?",
         lambda m: {
             "message": m.group(0),
@@ -850,7 +850,8 @@ PATTERNS: tuple[Pattern, ...] = (
         r"|AssertionError: (?P<mla_heads>nhead=\d+) not supported"
         # a kernel of a newer Instinct GPU that vLLM's ROCm backend chose on this one (vllm PR #50817: AITER's
         # small-head MLA decode, CDNA4's alone, picked on MI325X)
-        r"|(?P<newer>\w+) requires (?P<needs>gfx\w+)(?: \([^)]*\))?, got (?P<got>gfx\w+)",
+        # (an AITER or Gluon kernel's name alone: other code's arch requirements, a quantization's, are not AITER's)
+        r"|(?P<newer>(?i:\w*(?:aiter|gluon|asm_)\w*)) requires (?P<needs>gfx\w+)(?: \([^)]*\))?, got (?P<got>gfx\w+)",
         lambda m: {
             "message": m.group(0).strip(),
             "component": "arch" if m["archs"] is not None or m["unknown"] else "newer_arch" if m["newer"] else "shape",

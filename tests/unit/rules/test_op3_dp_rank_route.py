@@ -33,3 +33,12 @@ def test_the_traceback_is_read_by_its_last_frame():
 def test_an_index_error_elsewhere_is_not_this():
     top = top_finding("IndexError: list index out of range")
     assert top is None or top.rule != "OP-3.10"
+
+
+def test_an_index_error_on_the_load_balancing_path_is_not_a_named_rank():
+    # the same method, but its least-busy search indexing the engines' stats: no rank was named
+    balancing = [
+        line.replace("chosen_engine = self.core_engines[eng_index]", "waiting, running = current_counts[idx]")
+        for line in TRACEBACK
+    ]
+    assert top_finding(*balancing).rule != "OP-3.10"

@@ -26,4 +26,12 @@ def test_the_needed_window_becomes_the_variables_value():
 def test_a_line_cut_before_its_sizes_still_gives_the_direction():
     top = top_finding("HCCL_BUFFSIZE is too SMALL, maxBs = 512, h = 2048, epWorldSize = 2")
     assert top.rule == "OP-3.11"
-    assert "NEEDED_HCCL_BUFFSIZE" in top.changes[0].proposed
+    assert "above 200 MB" in top.changes[0].proposed and "(" not in top.title
+
+
+def test_the_other_operators_wording_and_a_lower_case_one_are_the_same_reading():
+    # CANN's notify-dispatch tiling check words the size alone (`should larger than N MB`)
+    top = top_finding("HCCL_BUFFSIZE is too SMALL, should larger than 402MB.")
+    assert top.rule == "OP-3.11" and top.title.endswith("(402 MB needed)")
+    assert top.changes[0].proposed == "402" and top.changes[0].current is None
+    assert top_finding("HCCL_BUFFSIZE is too small, maxBs = 512").rule == "OP-3.11"

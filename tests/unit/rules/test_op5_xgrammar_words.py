@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from advisor.collect.logs import parse_lines
+from rules.evaluate import evaluate
+from rules.facts import Facts
 from tests.unit.rules.factories import top_finding
 
 # mlc-ai/xgrammar#175, verbatim: vLLM's IPv4 test regex with an empty alternative, xgrammar 0.1.11
@@ -35,3 +38,23 @@ def test_a_vocabulary_size_below_the_tokenizers_is_fixed_by_upgrading():
     top = top_finding(VOCAB)
     assert top.rule == "OP-5.66" and "vocabulary size below the tokenizer's" in top.title
     assert "PR #14826" in top.actions[0] and "len(tokenizer)" in top.actions[1]
+
+
+def test_vllms_refusal_chained_after_it_points_at_the_parse_error():
+    # vLLM's xgrammar backend re-raising the parse error as its own refusal (backend_xgrammar.py, 0.8-0.27)
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "/venv/vllm/v1/structured_output/backend_xgrammar.py", line 90, in compile_grammar',
+        "    ctx = self.compiler.compile_grammar(grammar_spec)",
+        EBNF,
+        "",
+        "The above exception was the direct cause of the following exception:",
+        "",
+        "Traceback (most recent call last):",
+        '  File "/venv/vllm/v1/engine/processor.py", line 200, in _validate_structured_output',
+        '    raise ValueError("Invalid grammar specification.") from e',
+        "ValueError: Invalid grammar specification.",
+    ]
+    findings = evaluate(Facts(events=parse_lines(lines).events)).findings
+    assert "EBNF parse error" in findings[0].actions[0]
+    assert any(f.rule == "OP-5.66" for f in findings)

@@ -69,3 +69,9 @@ def test_a_kernel_of_a_newer_instinct_gpu_is_vllms_selection_and_its_op_goes_off
     [change] = finding.changes
     assert (change.flag, change.proposed) == (op7_aiter.AITER_MLA_ENV, "0")
     assert "PR #50817" in finding.actions[0]
+
+
+def test_another_programs_arch_requirement_is_not_read_as_aiters():
+    # a quantization's own requirement (Quark's OCP MX on MI350) names no AITER or Gluon kernel
+    findings = evaluate(_facts("ValueError: Quark OCP MX quantization requires gfx950, got gfx90a")).findings
+    assert all(f.rule != "OP-7.86" for f in findings)

@@ -20,4 +20,13 @@ def test_an_untuned_shape_is_a_low_note_that_points_at_the_real_failure():
 
 def test_a_real_error_beside_it_comes_first():
     top = top_finding(UNTUNED, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB")
-    assert top.rule != "OP-7.212"
+    assert top.severity.value == "critical" and "out of memory" in top.title.lower()
+
+
+def test_a_shape_line_with_the_dtypes_after_k_is_the_same_note():
+    line = (
+        "[aiter] shape is M:1, N:7168, K:2048, q_dtype_w:torch.float8_e4m3fn, not found tuned config in "
+        "/tmp/aiter_configs/a8w8_bpreshuffle_tuned_gemm.csv, will use default config!"
+    )
+    top = top_finding(line)
+    assert top.rule == "OP-7.212" and "M:1, N:7168, K:2048" in top.title

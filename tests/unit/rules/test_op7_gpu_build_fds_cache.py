@@ -342,7 +342,8 @@ def test_an_amd_gpu_offering_no_e4m3_is_one_before_mi300_and_fp8_goes():
     # vllm#16394, verbatim: DeepSeek-R1's FP8 checkpoint on an MI210 (gfx90a)
     line = "ValueError(\"type fp8e4b8 not supported in this architecture. The supported fp8 dtypes are ('fp8e5',)\")"
     [finding] = _findings(RULE_GPU_ARCH, line)
-    assert finding.title.endswith("an AMD GPU before MI300") and "fp8e5 offered" in finding.title
+    assert finding.title.endswith("an AMD GPU without FP8 (before MI300, or a Radeon before RDNA4)")
+    assert "fp8e5 offered" in finding.title
     assert "--kv-cache-dtype auto" in finding.actions[0]
 
 
@@ -350,3 +351,14 @@ def test_a_kernel_asking_for_tritons_own_fp8e4b15_was_written_for_other_gpus():
     # vllm PR #43804, verbatim: a ROCm attention kernel's fp8e4b15 on MI300 (gfx942)
     [finding] = _findings(RULE_GPU_ARCH, "type fp8e4b15 not supported in this architecture")
     assert "written for other GPUs" in finding.title and finding.actions[0].startswith("Upgrade vLLM")
+
+
+def test_an_e4m3_type_refused_where_triton_offers_another_is_a_kernel_for_other_gpus():
+    # MI300 (gfx942) offers both E4M3 flavours' names in its list but not this one; NVIDIA's list holds fp8e4b15
+    for line in (
+        "type fp8e4b15 not supported in this architecture. The supported fp8 dtypes are ('fp8e4b8', 'fp8e4nv', "
+        "'fp8e5', 'fp8e5b16')",
+        "type fp8e4b8 not supported in this architecture. The supported fp8 dtypes are ('fp8e4b15', 'fp8e5')",
+    ):
+        [finding] = _findings(RULE_GPU_ARCH, line)
+        assert "written for other GPUs" in finding.title, line

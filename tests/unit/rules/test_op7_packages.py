@@ -316,3 +316,16 @@ def test_a_structured_output_librarys_class_names_its_package_without_the_callin
     # a class no table names stays unread: the package is not in the words
     unknown = _facts("TypeError: Foo.bar() got an unexpected keyword argument 'x'")
     assert op7_packages.RULE_API_MISMATCH.evaluate(unknown) == []
+
+
+def test_a_class_of_xgrammar_names_the_package_when_the_calling_line_names_none():
+    # vLLM's xgrammar backend calls through `self.compiler`: the line names no package, Python's words the class
+    facts = _facts(
+        """
+File "/venv/vllm/v1/structured_output/backend_xgrammar.py", line 90, in compile_grammar
+    ctx = self.compiler.compile_json_schema(grammar_spec, any_whitespace=not self.disable_any_whitespace)
+TypeError: GrammarCompiler.compile_json_schema() got an unexpected keyword argument 'any_whitespace'
+"""
+    )
+    [finding] = op7_packages.RULE_API_MISMATCH.evaluate(facts)
+    assert "xgrammar" in finding.title
