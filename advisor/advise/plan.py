@@ -151,6 +151,11 @@ def _parallel_reasons(
                 "and keeps per-token latency low"
             ),
         )
+    _spread_reasons(reasons, interconnect, pp, replicas)
+
+
+def _spread_reasons(reasons: _Reasons, interconnect: Interconnect, pp: int, replicas: int) -> None:
+    """Beyond one tensor-parallel group: pipeline stages and data-parallel replicas, each said where it runs."""
     if pp > 1:
         across = (
             "over PCIe"

@@ -59,10 +59,8 @@ def decide(
     catalog; tests may narrow it to the rules they specify.
     """
     check_request(request, ramp)
+    collected = _with_ramp(collected, ramp)
     facts = collected.facts
-    if ramp is not None and facts.loadtest is None:
-        facts = facts.model_copy(update={"loadtest": LoadTestFacts.model_validate(ramp)})
-        collected = collected.model_copy(update={"facts": facts})
     evaluation: Evaluation = evaluate(facts, rules)
     deployment = collected.deployment
     latency = _LatencyPass(request, collected, deployment, ramp)
@@ -90,6 +88,14 @@ def decide(
     if collected.command is not None:
         _add_commands(result, collected.command, collected.command_rebuilt, facts)
     return result
+
+
+def _with_ramp(collected: Collected, ramp: dict[str, Any] | None) -> Collected:
+    """The collected facts with the ramp the CLI read as their load test, unless they hold one already."""
+    if ramp is None or collected.facts.loadtest is not None:
+        return collected
+    facts = collected.facts.model_copy(update={"loadtest": LoadTestFacts.model_validate(ramp)})
+    return collected.model_copy(update={"facts": facts})
 
 
 def _add_commands(result: TriageResult, command: ServeCommand, rebuilt: bool, facts: Facts) -> None:

@@ -9,6 +9,7 @@ added), tokenized without extra special tokens, as vLLM does. Stream shape (vLLM
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
@@ -109,20 +110,22 @@ async def _full(stream: RequestStream, prepared: PreparedRequest, model: str) ->
     return web.Response(text=response.model_dump_json(), content_type="application/json")
 
 
-async def _stream(
-    http_request: web.Request,
-    stream: RequestStream,
-    prepared: PreparedRequest,
-    model: str,
-    include_usage: bool,
-    continuous: bool,
-) -> web.StreamResponse:
-    created = now_s()
-    prompt_tokens = len(prepared.prompt_token_ids)
-    completion_tokens = 0
+@dataclass
+class _ChunkWriter:
+    """One streamed chat completion's chunks: its id, model and creation time fixed, its completion tokens counted
+    as they stream (a continuous-usage stream reports them in every chunk)."""
+
+    prepared: PreparedRequest
+    model: str
+    continuous: bool
+    created: int = field(default_factory=now_s)
+    completion_tokens: int = 0
+
+    def usage(self) -> UsageInfo:
+        return UsageInfo.of(len(self.prepared.prompt_token_ids), self.completion_tokens)
 
     def chunk(
-        delta: DeltaMessage, finish_reason: str | None = None, stop_reason: Any = None, final: bool = False
+        self, delta: DeltaMessage, finish_reason: str | None = None, stop_reason: Any = None, final: bool = False
     ) -> bytes:
         choice = (
             ChatCompletionResponseStreamChoice(
@@ -131,33 +134,47 @@ async def _stream(
             if final
             else ChatCompletionResponseStreamChoice(index=0, delta=delta, logprobs=None, finish_reason=None)
         )
-        body = ChatCompletionStreamResponse(
-            id=prepared.request_id, object="chat.completion.chunk", created=created, model=model, choices=[choice]
-        )
-        if continuous:
-            body.usage = UsageInfo.of(prompt_tokens, completion_tokens)
+        body = self._response([choice])
+        if self.continuous:
+            body.usage = self.usage()
         return sse_event(dump_chunk(body))
 
+    def usage_chunk(self) -> bytes:
+        """The stream's last chunk when the client asked for usage: no choices, the final counts."""
+        body = self._response([])
+        body.usage = self.usage()
+        return sse_event(dump_chunk(body))
+
+    def _response(self, choices: list[ChatCompletionResponseStreamChoice]) -> ChatCompletionStreamResponse:
+        return ChatCompletionStreamResponse(
+            id=self.prepared.request_id,
+            object="chat.completion.chunk",
+            created=self.created,
+            model=self.model,
+            choices=choices,
+        )
+
+
+async def _stream(
+    http_request: web.Request,
+    stream: RequestStream,
+    prepared: PreparedRequest,
+    model: str,
+    include_usage: bool,
+    continuous: bool,
+) -> web.StreamResponse:
+    writer = _ChunkWriter(prepared, model, continuous)
+
     async def events():
-        nonlocal completion_tokens
-        yield chunk(DeltaMessage(role="assistant", content=""))
+        yield writer.chunk(DeltaMessage(role="assistant", content=""))
         async for output in stream:
-            completion_tokens = len(output.output_token_ids)
+            writer.completion_tokens = len(output.output_token_ids)
             if output.finished:
-                yield chunk(
-                    DeltaMessage(content=output.new_text or ""), output.finish_reason, output.stop_reason, final=True
-                )
+                text = DeltaMessage(content=output.new_text or "")
+                yield writer.chunk(text, output.finish_reason, output.stop_reason, final=True)
             elif output.new_text:
-                yield chunk(DeltaMessage(content=output.new_text))
+                yield writer.chunk(DeltaMessage(content=output.new_text))
         if include_usage:
-            usage_chunk = ChatCompletionStreamResponse(
-                id=prepared.request_id,
-                object="chat.completion.chunk",
-                created=created,
-                model=model,
-                choices=[],
-                usage=UsageInfo.of(prompt_tokens, completion_tokens),
-            )
-            yield sse_event(dump_chunk(usage_chunk))
+            yield writer.usage_chunk()
 
     return await send_stream(http_request, events())

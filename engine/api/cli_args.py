@@ -193,6 +193,11 @@ def _add_server(parser: argparse.ArgumentParser) -> None:
         "to 4 sequences, every core or one less, leaving a core to HTTP and the tokenizer unless the last core "
         "makes a weight pass timed at start-up faster by engine.api.threads.ALL_CORES_MIN_SPEEDUP)",
     )
+    _add_server_policy(net)
+
+
+def _add_server_policy(net: argparse._ArgumentGroup) -> None:
+    """What the server refuses, adds and waits for: its queue's limit, forced usage, API keys, the drain on stop."""
     net.add_argument(
         "--max-num-queued-reqs",
         type=_positive_int,
@@ -238,6 +243,12 @@ def _add_engine(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="maximum number of tokens scheduled in one engine step",
     )
+    _add_engine_memory(eng)
+    _add_engine_model(eng)
+
+
+def _add_engine_memory(eng: argparse._ArgumentGroup) -> None:
+    """How much memory the engine takes and how its KV cache is cut and shared."""
     eng.add_argument(
         "--gpu-memory-utilization",
         type=_fraction,
@@ -269,6 +280,10 @@ def _add_engine(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="split long prefills across engine steps (default: on, as in vLLM V1)",
     )
+
+
+def _add_engine_model(eng: argparse._ArgumentGroup) -> None:
+    """The model's precision, the device, the seed and the tokenizer."""
     eng.add_argument(
         "--dtype",
         default=None,

@@ -70,8 +70,24 @@ def _decode_cause(facts: Facts, floor: floors.DecodeFloor, itl_s: float) -> tupl
                 "and some memory; OP-1 reports how much)."
             ],
         )
+    return _batch_cause(facts, floor, itl_s) or (
+        "the time goes outside the memory traffic: scheduling, sampling, detokenising or kernel launches between steps",
+        [],
+        [
+            "Profile one step (vLLM's --profiler-config / py-spy): look for a CPU-bound API server "
+            "(--api-server-count) or an async scheduler turned off."
+        ],
+    )
+
+
+def _batch_cause(
+    facts: Facts, floor: floors.DecodeFloor, itl_s: float
+) -> tuple[str, list[ConfigChange], list[str]] | None:
+    """A large batch's reason: a fixed per-step cost when the ramp's one-stream step was as slow, else the batch."""
+    if floor.batch < LARGE_BATCH:
+        return None
     alone = _itl_alone(facts)
-    if floor.batch >= LARGE_BATCH and alone is not None and alone >= FLAT_SHARE * itl_s:
+    if alone is not None and alone >= FLAT_SHARE * itl_s:
         return (
             f"the ramp's one-stream step decoded at ITL p50 {fmt(alone, 3)} s, so a step costs about the same for "
             f"one sequence as for {fmt(floor.batch)}: a fixed per-step overhead (scheduling, sampling, kernel "
@@ -82,22 +98,13 @@ def _decode_cause(facts: Facts, floor: floors.DecodeFloor, itl_s: float) -> tupl
                 "(vLLM's --profiler-config / py-spy) for a CPU-bound server or launches a CUDA graph would replay."
             ],
         )
-    if floor.batch >= LARGE_BATCH:
-        return (
-            f"{fmt(floor.batch)} sequences per step: the per-sequence work (attention, sampling) outgrows the "
-            "shared weight reads, so the batch no longer decodes for free",
-            [],
-            [
-                "Cap --max-num-seqs where ITL matters more than throughput (servops predict shows the trade); "
-                "FP8 KV (--kv-cache-dtype fp8) halves the attention's memory traffic."
-            ],
-        )
     return (
-        "the time goes outside the memory traffic: scheduling, sampling, detokenising or kernel launches between steps",
+        f"{fmt(floor.batch)} sequences per step: the per-sequence work (attention, sampling) outgrows the "
+        "shared weight reads, so the batch no longer decodes for free",
         [],
         [
-            "Profile one step (vLLM's --profiler-config / py-spy): look for a CPU-bound API server "
-            "(--api-server-count) or an async scheduler turned off."
+            "Cap --max-num-seqs where ITL matters more than throughput (servops predict shows the trade); "
+            "FP8 KV (--kv-cache-dtype fp8) halves the attention's memory traffic."
         ],
     )
 

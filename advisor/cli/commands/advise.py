@@ -131,6 +131,12 @@ def _add_device(parser: argparse.ArgumentParser) -> None:
 def _add_launch(parser: argparse.ArgumentParser) -> None:
     """The GPUs the launch may use and their link, then its flags as `vllm serve` takes them (one left out is
     vLLM's default for --vllm-version), and the free memory at start when it is known."""
+    _add_placement(parser)
+    _add_memory_flags(parser)
+
+
+def _add_placement(parser: argparse.ArgumentParser) -> None:
+    """Where the model runs and in what precision: the GPUs, their link, the parallel sizes, dtype and quantization."""
     add = parser.add_argument
     add("--gpus", type=positive_int, metavar="N", help="GPUs available to the deployment (default: TP × PP)")
     add("--interconnect", choices=["nvlink", "pcie", "xgmi"], help="GPU-to-GPU link (default: the GPU's usual one)")
@@ -145,6 +151,11 @@ def _add_launch(parser: argparse.ArgumentParser) -> None:
     add("--dtype", choices=DTYPES, help="vLLM --dtype (default auto: the checkpoint's)")
     add("--quantization", "-q", help="vLLM --quantization, e.g. fp8, awq, gptq (default: none / the checkpoint's)")
     add("--kv-cache-dtype", choices=KV_DTYPES, help="vLLM --kv-cache-dtype (default auto = model dtype; fp8 halves KV)")
+
+
+def _add_memory_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags that size vLLM's memory and batches, and the free memory at start when it is known."""
+    add = parser.add_argument
     add(
         "--gpu-memory-utilization",
         type=fraction,

@@ -82,6 +82,12 @@ def _add_sources(parser: argparse.ArgumentParser) -> None:
         metavar="DURATION",
         help=f"Prometheus window for rates and percentiles, e.g. 5m (default {DEFAULT_WINDOW_S:g}s)",
     )
+    _add_saved_sources(source)
+
+
+def _add_saved_sources(source: argparse._ArgumentGroup) -> None:
+    """The sources a person hands over instead of a live server: saved /metrics, a log, the launch command, and
+    the headers the live ones need."""
     source.add_argument(
         "--metrics",
         action="append",
