@@ -39,7 +39,8 @@ def _buffsize_finding(_facts: Facts, event: LogEvent, _words: re.Match[str]) -> 
                 current=str(have) if have else None,
                 proposed=str(needed)
                 if needed
-                else f"<above {HCCL_BUFFSIZE_DEFAULT_MB} MB (the default): the NEEDED size the whole message states>",
+                else f"<more than now ({HCCL_BUFFSIZE_DEFAULT_MB} MB unless set): the NEEDED size the whole message "
+                "states>",
                 reason="the window the operator computed for this batch; every rank the same",
                 kind="env",
             )

@@ -94,15 +94,14 @@ def _fa2_not_installed(event: LogEvent, why: str) -> Finding:
     return RULE.finding(
         Severity.HIGH,
         "vLLM's compiled FlashAttention extension is missing from this install: FA2 cannot load",
-        summary=f"flash-attention could not import its compiled module ({why}): the vLLM installed lacks the "
-        "FlashAttention build its wheels carry, as a source build made without it, or a package copied from "
-        "another platform, leaves it. vLLM may fall back to another attention backend, but the install is "
-        "incomplete.",
+        summary=f"flash-attention could not import its compiled module ({why}): the installed vLLM lacks the "
+        "FlashAttention build its released wheels carry (a source build made without it, or a package copied from "
+        "another platform). vLLM may fall back to another attention backend, but the install is incomplete.",
         evidence=[c.log_evidence(event, name="FlashAttention's refusal", value=why)],
         actions=[
             "Reinstall vLLM from its released wheel for this CUDA (`pip install --force-reinstall vllm`), or rebuild "
             'from source with its FlashAttention extension, and check `python -c "import '
-            "vllm.vllm_flash_attn\"` in the server's environment.",
+            "vllm.vllm_flash_attn._vllm_fa2_C\"` in the server's environment.",
         ],
         confidence=0.75,
     )
@@ -118,12 +117,12 @@ RULE = Rule(
         checks="vLLM's `Cannot use FA version N is not supported due to …` (and the same words without `Cannot "
         "use`), with flash-attention's reason, for FA2 and FA3.",
         why="FA2 below compute capability 8.0 is vLLM's check before it picks another backend; FA3 outside Hopper "
-        "is a forced version (VLLM_FLASH_ATTN_VERSION) that stops the engine.",
+        "is a forced version (VLLM_FLASH_ATTN_VERSION, or the attention config's) that stops the engine.",
         example="`FA version 3 is not supported due to FA3 is only supported on devices with compute capability >= 8 "
         "excluding 8.6 and 8.9 and Blackwell archs (>=10)` on an RTX PRO 4500 (sm_120): FA2 runs there "
         "(Dao-AILab/flash-attention#1853).",
-        fix="Unset VLLM_FLASH_ATTN_VERSION; below sm_80, nothing unless the engine stops (then a release with a "
-        "backend for the GPU).",
+        fix="Unset VLLM_FLASH_ATTN_VERSION (drop --attention-config.flash_attn_version); below sm_80, nothing "
+        "unless the engine stops (then a release with a backend for the GPU).",
         limits="The GPU is not in the line; a forced version is read from the version the line names, not from the "
         "environment.",
         references=[

@@ -26,7 +26,7 @@ def test_the_needed_window_becomes_the_variables_value():
 def test_a_line_cut_before_its_sizes_still_gives_the_direction():
     top = top_finding("HCCL_BUFFSIZE is too SMALL, maxBs = 512, h = 2048, epWorldSize = 2")
     assert top.rule == "OP-3.11"
-    assert "above 200 MB" in top.changes[0].proposed and "(" not in top.title
+    assert "200 MB unless set" in top.changes[0].proposed and "(" not in top.title
 
 
 def test_the_other_operators_wording_and_a_lower_case_one_are_the_same_reading():
