@@ -9,7 +9,6 @@ added), tokenized without extra special tokens, as vLLM does. Stream shape (vLLM
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
@@ -24,12 +23,11 @@ from engine.api.protocol import (
     ChatMessageOut,
     DeltaMessage,
     UsageInfo,
-    dump_chunk,
-    now_s,
     random_id,
 )
 from engine.api.serving import OpenAIServing, PreparedRequest, final_output
-from engine.api.sse import send_stream, sse_event
+from engine.api.sse import send_stream
+from engine.api.stream_chunks import StreamChunks
 from engine.core.async_engine import RequestStream
 
 NO_TEMPLATE_MESSAGE = (
@@ -110,49 +108,14 @@ async def _full(stream: RequestStream, prepared: PreparedRequest, model: str) ->
     return web.Response(text=response.model_dump_json(), content_type="application/json")
 
 
-@dataclass
-class _ChunkWriter:
-    """One streamed chat completion's chunks: its id, model and creation time fixed, its completion tokens counted
-    as they stream (a continuous-usage stream reports them in every chunk)."""
-
-    prepared: PreparedRequest
-    model: str
-    continuous: bool
-    created: int = field(default_factory=now_s)
-    completion_tokens: int = 0
-
-    def usage(self) -> UsageInfo:
-        return UsageInfo.of(len(self.prepared.prompt_token_ids), self.completion_tokens)
-
-    def chunk(
-        self, delta: DeltaMessage, finish_reason: str | None = None, stop_reason: Any = None, final: bool = False
-    ) -> bytes:
-        choice = (
-            ChatCompletionResponseStreamChoice(
-                index=0, delta=delta, logprobs=None, finish_reason=finish_reason, stop_reason=stop_reason
-            )
-            if final
-            else ChatCompletionResponseStreamChoice(index=0, delta=delta, logprobs=None, finish_reason=None)
+def _delta_choice(
+    delta: DeltaMessage, finish_reason: str | None = None, stop_reason: Any = None, final: bool = False
+) -> ChatCompletionResponseStreamChoice:
+    if final:
+        return ChatCompletionResponseStreamChoice(
+            index=0, delta=delta, logprobs=None, finish_reason=finish_reason, stop_reason=stop_reason
         )
-        body = self._response([choice])
-        if self.continuous:
-            body.usage = self.usage()
-        return sse_event(dump_chunk(body))
-
-    def usage_chunk(self) -> bytes:
-        """The stream's last chunk when the client asked for usage: no choices, the final counts."""
-        body = self._response([])
-        body.usage = self.usage()
-        return sse_event(dump_chunk(body))
-
-    def _response(self, choices: list[ChatCompletionResponseStreamChoice]) -> ChatCompletionStreamResponse:
-        return ChatCompletionStreamResponse(
-            id=self.prepared.request_id,
-            object="chat.completion.chunk",
-            created=self.created,
-            model=self.model,
-            choices=choices,
-        )
+    return ChatCompletionResponseStreamChoice(index=0, delta=delta, logprobs=None, finish_reason=None)
 
 
 async def _stream(
@@ -163,18 +126,18 @@ async def _stream(
     include_usage: bool,
     continuous: bool,
 ) -> web.StreamResponse:
-    writer = _ChunkWriter(prepared, model, continuous)
+    chunks = StreamChunks(ChatCompletionStreamResponse, prepared, model, continuous)
 
     async def events():
-        yield writer.chunk(DeltaMessage(role="assistant", content=""))
+        yield chunks.event([_delta_choice(DeltaMessage(role="assistant", content=""))])
         async for output in stream:
-            writer.completion_tokens = len(output.output_token_ids)
+            chunks.completion_tokens = len(output.output_token_ids)
             if output.finished:
                 text = DeltaMessage(content=output.new_text or "")
-                yield writer.chunk(text, output.finish_reason, output.stop_reason, final=True)
+                yield chunks.event([_delta_choice(text, output.finish_reason, output.stop_reason, final=True)])
             elif output.new_text:
-                yield writer.chunk(DeltaMessage(content=output.new_text))
+                yield chunks.event([_delta_choice(DeltaMessage(content=output.new_text))])
         if include_usage:
-            yield writer.usage_chunk()
+            yield chunks.usage_event()
 
     return await send_stream(http_request, events())

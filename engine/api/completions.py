@@ -19,12 +19,11 @@ from engine.api.protocol import (
     CompletionResponseStreamChoice,
     CompletionStreamResponse,
     UsageInfo,
-    dump_chunk,
-    now_s,
     random_id,
 )
 from engine.api.serving import OpenAIServing, PreparedRequest, final_output
-from engine.api.sse import send_stream, sse_event
+from engine.api.sse import send_stream
+from engine.api.stream_chunks import StreamChunks
 from engine.core.async_engine import RequestStream
 
 
@@ -86,42 +85,22 @@ async def _stream(
     include_usage: bool,
     continuous: bool,
 ) -> web.StreamResponse:
-    created = now_s()
-    prompt_tokens = len(prepared.prompt_token_ids)
+    chunks = StreamChunks(CompletionStreamResponse, prepared, model, continuous)
 
     async def events():
-        completion_tokens = 0
         async for output in stream:
-            completion_tokens = len(output.output_token_ids)
+            chunks.completion_tokens = len(output.output_token_ids)
             if not output.new_text and not output.finished:
                 continue
-            chunk = CompletionStreamResponse(
-                id=prepared.request_id,
-                object="text_completion",
-                created=created,
-                model=model,
-                choices=[
-                    CompletionResponseStreamChoice(
-                        index=0,
-                        text=output.new_text or "",
-                        logprobs=None,
-                        finish_reason=output.finish_reason if output.finished else None,
-                        stop_reason=output.stop_reason if output.finished else None,
-                    )
-                ],
+            choice = CompletionResponseStreamChoice(
+                index=0,
+                text=output.new_text or "",
+                logprobs=None,
+                finish_reason=output.finish_reason if output.finished else None,
+                stop_reason=output.stop_reason if output.finished else None,
             )
-            if continuous:
-                chunk.usage = UsageInfo.of(prompt_tokens, completion_tokens)
-            yield sse_event(dump_chunk(chunk))
+            yield chunks.event([choice])
         if include_usage:
-            usage_chunk = CompletionStreamResponse(
-                id=prepared.request_id,
-                object="text_completion",
-                created=created,
-                model=model,
-                choices=[],
-                usage=UsageInfo.of(prompt_tokens, completion_tokens),
-            )
-            yield sse_event(dump_chunk(usage_chunk))
+            yield chunks.usage_event()
 
     return await send_stream(http_request, events())
