@@ -533,9 +533,9 @@ def error_saying(facts: Facts, *words: str) -> LogEvent | None:
 
 def consequences(facts: Facts, pattern: re.Pattern[str], name: str) -> list[Evidence]:
     """The errors and vLLM messages `pattern` finds, as evidence of the finding that names their cause: the check
-    that fails after it (vLLM asserting the FlashAttention version it was refused, refusing the grammar xgrammar could
-    not parse). Why: a finding that cites their lines is what lets the generic readings of them give way
-    (evaluate.unexplained), so the cause leads instead of its echo."""
+    that fails after it (vLLM asserting the FlashAttention version it was refused). Why: the finding shows the line it
+    explains, and a fallback reading of that line (VC-2's, VC-4's) gives way to it (evaluate.unexplained); VC-1's
+    reading of a catalogued message stays, so such a message carries the cause's fix in vc_remedies instead."""
     return [log_evidence(e, name=name) for e in facts.events_of(*RELAYED_TOO) if pattern.search(e.message or "")]
 
 
