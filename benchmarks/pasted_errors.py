@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=LINES,
         help="the JSON Lines file of pasted lines (default: the first probe's 80, tests/fixtures/pasted_errors.jsonl; "
-        "the later probes' are pasted_errors_second.jsonl, _third and so on to _seventyfifth.jsonl beside it)",
+        "the later probes' are pasted_errors_second.jsonl, _third and so on to _seventysixth.jsonl beside it)",
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="list every line with its top rule")
     args = parser.parse_args(argv)
