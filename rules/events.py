@@ -608,6 +608,17 @@ class LogEventKind(str, Enum):
     # vllm/version.py's warning that vllm/_version.py (setuptools-scm writes it when the package is built) is missing:
     # "…/vllm/__init__.py:5: RuntimeWarning: Failed to read commit hash:"; component: the file that imported it
     VLLM_VERSION_UNBUILT = "vllm_version_unbuilt"
+    # vLLM-Omni's import-time check (vllm_omni/version.py, its 0.19 builds on): "RuntimeWarning: vLLM and vLLM-Omni
+    # appear to have mismatched major/minor versions:"; message: the plugin's name as the warning gives it
+    PLUGIN_VERSION_MISMATCH = "plugin_version_mismatch"
+    # a streamed OpenAI response pasted as its server-sent events (`data: {"object": "chat.completion.chunk", …}`), read
+    # as one answer (advisor/collect/streamed_chunks.py): chunks, those without a finish_reason key, the characters of
+    # delta.content and of delta.reasoning(_content), and the last finish_reason
+    STREAMED_ANSWER = "streamed_answer"
+    # kvcached's allocator short of physical pages for what vLLM's scheduler asked (kvcached's kv_cache_manager.py:
+    # "[kvcached][WARNING] kv_cache_manager.py:174 available_size()=71 < need_size=76"); num_gpu_blocks: pages free,
+    # requested_tokens: pages needed
+    KVCACHED_POOL_SHORT = "kvcached_pool_short"
     # transformers reading a .gguf file as a config: "It looks like the config file at '….gguf' is not a valid JSON
     # file."; message: the file
     GGUF_READ_AS_CONFIG = "gguf_read_as_config"
@@ -1300,6 +1311,11 @@ class LogEvent(BaseModel):
     address: str | None = None  # host:port a client's connection went to (SERVER_UNREACHABLE) …
     url_path: str | None = None  # … the route it asked for …
     connect_result: str | None = None  # … and what the connection met: refused, timeout, unresolved, unreachable
+    chunks: int | None = None  # a pasted stream's chunks (STREAMED_ANSWER) …
+    chunks_without_finish_reason: int | None = None  # … its choices that leave finish_reason out …
+    content_chars: int | None = None  # … the characters streamed as delta.content (a completion's text) …
+    reasoning_chars: int | None = None  # … and as delta.reasoning or delta.reasoning_content …
+    finish_reason: str | None = None  # … and how it ended (its last non-null finish_reason)
     probe_delay_s: float | None = None  # a probe's settings: initialDelaySeconds …
     probe_period_s: float | None = None  # … periodSeconds …
     probe_failures: int | None = None  # … failureThreshold
@@ -1442,7 +1458,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ZERO_PROBABILITIES: ("message",),
     LogEventKind.BANG_ANSWER: ("message",),
     LogEventKind.FATAL_ERROR: ("message",),
-    LogEventKind.WORKER_EXCEPTION: ("message",),
+    LogEventKind.WORKER_EXCEPTION: ("message", "exception"),
     LogEventKind.RPC_TIMEOUT: ("rpc_method",),
     LogEventKind.JIT_DURING_INFERENCE: ("message", "function"),
     LogEventKind.SHM_BROADCAST_HANG: ("hang_seconds", "during_startup"),
@@ -1688,6 +1704,16 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.NATIVE_CRASH: ("message", "component"),
     LogEventKind.NATIVE_FRAME: ("code_file", "function"),
     LogEventKind.MODULE_NOT_FOUND: ("message", "component", "exception"),
+    LogEventKind.PLUGIN_VERSION_MISMATCH: ("message",),
+    LogEventKind.KVCACHED_POOL_SHORT: ("num_gpu_blocks", "requested_tokens"),
+    LogEventKind.STREAMED_ANSWER: (
+        "message",
+        "chunks",
+        "chunks_without_finish_reason",
+        "content_chars",
+        "reasoning_chars",
+        "finish_reason",
+    ),
     LogEventKind.VLLM_VERSION_UNBUILT: ("component",),
     LogEventKind.ROUTE_NOT_FOUND: ("message", "component"),
     LogEventKind.UNAUTHORIZED: ("message", "component"),

@@ -47,6 +47,7 @@ from advisor.collect.pasted_text import (
 )
 from advisor.collect.quoted_metrics import QuotedMetrics
 from advisor.collect.server_args import args_from_repr
+from advisor.collect.streamed_chunks import StreamedChunks
 from advisor.collect.text_files import COMPRESSED_READ_ERRORS, open_text, stdin_text
 from advisor.collect.windows_host import windows_only_module, windows_vllm_path
 from advisor.errors import UserError
@@ -266,6 +267,7 @@ class LogReadResult:
     server_starts: int = 0  # `vllm serve` starts in the text (its argument lines); only the last one is read
     last_start_line: int | None = None  # where the last of several starts begins
     quoted_metrics: QuotedMetrics = field(default_factory=QuotedMetrics)  # figures a person quoted (not vLLM's lines)
+    streamed: StreamedChunks = field(default_factory=StreamedChunks)  # a pasted stream's chunks (server-sent events)
     # the text ends inside a traceback: frames read, and no exception line after them (a paste cut short)
     ends_in_traceback: bool = False
     cut_traceback_named: bool = False  # that traceback's error was logged in words on the line before it
@@ -292,6 +294,7 @@ class LogReadResult:
             (self.catalog_messages, "vLLM message(s) found in its catalog"),
             (self.unplaced_lines, "error line(s) it could not place"),
             (len(self.quoted_metrics.samples), "metric figure(s) quoted"),
+            (self.streamed.chunks, "streamed chunk(s)"),
         )
         parts += [f", {count} {what}" for count, what in counted if count]
         if self.carriers:
@@ -341,7 +344,10 @@ def parse_lines(lines: Iterable[str], source: str = "log", label: str | None = N
                 f"{where}: line {line_no} holds NUL bytes, so this is not text; pass the server's vLLM log or "
                 "the error text itself (a file, or '-' for stdin)"
             )
-        _read_piece(unwrap(line), line_no, source, state, result)
+        if not result.streamed.read(line, line_no):  # a streamed answer's chunk is read with the others, at the end
+            _read_piece(unwrap(line), line_no, source, state, result)
+    if (streamed := result.streamed.event(source)) is not None:
+        result.events.append(streamed)
     for kind, newest in NEWEST_KEPT.items():
         _drop_oldest(result, kind, newest, slack=0)
     if result.lines_read == 0:
@@ -454,6 +460,8 @@ def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState,
         return
     if event.kind in (LogEventKind.FATAL_ERROR, LogEventKind.WORKER_EXCEPTION):
         state.fatal = event  # its traceback follows: the exception it ends with is the root cause
+        if event.kind == LogEventKind.WORKER_EXCEPTION and (own := _python_own_error(event.message or "", bare=True)):
+            event.exception = own[0]  # V0's header held the words, Python's own: their class is known until then
         state.frame = state.code = None
     elif event.kind in (LogEventKind.ENGINE_DEAD, LogEventKind.WORKER_DIED):
         state.fatal = None

@@ -56,6 +56,7 @@ SPECIFIC_CAUSES = (
     LogEventKind.DECODE_STREAM_FAILED,  # … or on DecodeStream's state or input (OP-7.192), V1's output handler
     LogEventKind.ZERO_PROBABILITIES,  # sampling on probabilities cut to nothing (OP-5.64)
     LogEventKind.NAN_PROBABILITIES,  # … or holding inf or NaN (HL-9)
+    LogEventKind.KVCACHED_POOL_SHORT,  # kvcached's shared pool short of pages: its race killed the engine (OP-7.217)
 )
 
 

@@ -987,4 +987,48 @@ REMEDIES: tuple[Remedy, ...] = (
         "target_modules limited to it; the warning is then gone.",
         severity=Severity.MEDIUM,
     ),
+    Remedy(  # vllm/config.py (0.2.6 to 0.4): Mixtral's loader read .safetensors and .bin weights only, and refused
+        # --load-format pt by name (vllm#2448: the checkpoint's safetensors from the Hub, answered by a contributor)
+        "format is not supported for Mixtral",
+        "--load-format",
+        "flag",
+        "safetensors",
+        "this vLLM's Mixtral loader reads the .safetensors (or .bin) weights, not .pt ones, as its message says",
+        action="Load the weights in the format the message names: --load-format safetensors (or auto) with the "
+        "model's .safetensors files, which its Hub repository ships; a directory holding only .pt files needs "
+        "the checkpoint downloaded again.",
+        settings_check=True,
+    ),
+    Remedy(  # vllm/distributed/parallel_state.py (0.2 to 0.34): the process's parallel groups are global, set up
+        # once when the first engine starts; building a second LLM in the same process (a notebook cell run
+        # again) finds them set (vllm#1563: "I was initializing for second time. It works fine when I restart")
+        "model parallel group is already initialized",
+        "the Python process",
+        "setting",
+        "one vLLM engine per process: restart it before building another",
+        "vLLM sets up its tensor and pipeline parallel groups once per process, as globals; a second engine built "
+        "in the same process finds the first one's",
+        action="This process already built a vLLM engine: a second LLM(...) (a notebook cell run again, a script "
+        "that builds two engines) finds the parallel groups of the first. Restart the Python process (a notebook's "
+        "runtime or kernel) before creating the LLM again; to swap engines inside one process, delete the first "
+        "and call vllm.distributed.destroy_model_parallel() (and destroy_distributed_environment()) before the "
+        "second.",
+        settings_check=True,
+    ),
+    Remedy(  # vllm/v1/engine/core.py (0.9 on): a request carries kv_transfer_params (a prefill/decode
+        # router or sidecar set them) and this engine was started without a KV connector, so the field is ignored
+        # (kserve/kserve#5987: the decode and prefill engines started without --kv-transfer-config, only the routing
+        # sidecar told to use NIXL; every request answered 200 with the prompt computed again on decode)
+        "but no KVConnector found",
+        "--kv-transfer-config",
+        "flag",
+        '{"kv_connector": "<the connector the router uses, e.g. NixlConnector>", "kv_role": "kv_both"}',
+        "the requests come from a prefill/decode split (a router set kv_transfer_params), but this engine has no KV "
+        "connector: no KV cache moves between the instances, and each one computes the whole prompt itself",
+        action="Start every engine of the split (prefill and decode) with --kv-transfer-config naming the connector "
+        "the router or sidecar speaks (NixlConnector for llm-d's and KServe's nixlv2); a platform that builds the "
+        "pods passes it in the engine's arguments, not only the sidecar's. Requests still succeed meanwhile, at the "
+        "cost of a full prefill on the decode side.",
+        severity=Severity.MEDIUM,
+    ),
 )

@@ -670,6 +670,8 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
         actions.insert(0, _internal_check_action(root.exception or "", place))
     elif root.exception == "UnboundLocalError":
         actions.insert(0, _unbound_action(root))
+    elif (missing := _MISSING_MODULE.search(root.message or "")) and missing["module"].split(".")[0] != "vllm":
+        actions.insert(0, _missing_module_action(missing["module"]))
     changes = worded_changes(root.message or "", flags, facts)
     if root.naming_message is not None:  # vLLM's own words for the value it failed on: act on them first
         named_changes, _, named_actions = _fix(root.naming_message, facts)
@@ -707,6 +709,37 @@ CPP_TERMINATE_TOLD = (
     "message is the cause as C++ saw it. Run once with CUDA_LAUNCH_BLOCKING=1 if it is a CUDA error, to see which "
     "call raised it."
 )
+
+
+# Python's words for an import that failed (vLLM's own modules missing are OP-7.16's: an install or a checkout).
+_MISSING_MODULE = re.compile(r"No module named '?(?P<module>[A-Za-z_][\w.]*\w)")
+
+
+def _missing_module_action(module: str) -> str:
+    """A module no rule knows, missing: the environment of the process that printed it lacks a package. Why an action
+    and not a guess at the package: the import name is all the words give, and it names the package in most cases;
+    a dotted name whose package imports is that package at another release than its caller's."""
+    top = module.split(".")[0]
+    if top == "transformers_modules":
+        return (
+            "transformers_modules is no package to install: it is transformers' folder of a model's remote code "
+            "(HF_MODULES_CACHE, under HF_HOME), written by the process that loaded the model with trust_remote_code. "
+            "A process that did not write it (a Ray worker on another node, a process with another HF_HOME) cannot "
+            "import from it: give every process the same HF_HOME (a shared volume) and --trust-remote-code."
+        )
+    if top != module:
+        return (
+            f"Python found the package {top} but not its module {module}: the installed {top} is another release "
+            "than the code importing it was written for (a module moved or not yet added). Install the release of "
+            f"{top} that the importing package (the traceback's frame above the import) pairs with, then restart."
+        )
+    return (
+        f"Python could not import {top} in the process that printed this: install it in that environment (the "
+        f"server's image or virtualenv, each Ray node's too): `pip install {top}` (an import name can differ from its "
+        "package's: cv2 is opencv-python, yaml is PyYAML), then restart. If the import is vLLM's (a frame under "
+        "vllm/), vLLM needs it for the model or feature that frame belongs to: a vLLM installed without its "
+        "requirements (`pip install --no-deps`, a source build) lacks it; reinstall vLLM with them."
+    )
 
 
 def _first_actions(root: LogEvent, where: str) -> list[str]:

@@ -34,8 +34,10 @@ def _jit_build(match: re.Match[str]) -> Fields:
 _DEVICE_KEYS = ("CUDA", "HIP", "CPU", "XPU", "MPS", "HPU", "XLA", "PrivateUse1")
 
 
-# One of vLLM's compiled extensions as torch.ops names it: `_C`, `_moe_C`, `_rocm_C`, `_C_cache_ops` …
-_EXTENSION = r"_[a-z0-9]*_?C(?:_\w+)?"
+# One of vLLM's compiled extensions as torch.ops names it: `_C`, `_moe_C`, `_rocm_C`, `_C_cache_ops` …, and its
+# FlashAttention build's `_vllm_fa2_C` and `_vllm_fa3_C` (vllm/vllm_flash_attn; OpenBMB/MiniCPM-V#800: a source
+# checkout of a fork built with VLLM_USE_PRECOMPILED=1, whose `_vllm_fa2_C` lacked `varlen_fwd`)
+_EXTENSION = r"_(?:vllm_fa\d_|[a-z0-9]*_?)C(?:_\w+)?"
 
 
 def _op_schema(match: re.Match[str]) -> Fields:
@@ -282,6 +284,12 @@ PATTERNS: tuple[Pattern, ...] = (
         K.VLLM_VERSION_UNBUILT,
         r"(?:(?P<file>\S+\.py):\d+: )?RuntimeWarning: Failed to read commit hash",
         lambda m: {"component": m["file"]},
+    ),
+    wording(  # vllm_omni/version.py (vLLM-Omni PR #2691): its release and vLLM's differ in major or minor version
+        ("appear to have mismatched major/minor versions",),
+        K.PLUGIN_VERSION_MISMATCH,
+        r"vLLM and (?P<plugin>[\w-]+) appear to have mismatched major/minor versions",
+        lambda m: {"message": m["plugin"]},
     ),
     wording(  # the interpreter's `python -m MODULE` when the module's package is not importable
         ("Error while finding module specification for",),

@@ -81,3 +81,11 @@ def test_the_vllm_namespace_of_ops_is_vllms_too():
         _facts("[rank0]: AttributeError: '_OpNamespace' 'vllm' object has no attribute 'flash_attn_with_kvcache'")
     )
     assert "`vllm::flash_attn_with_kvcache()`" in finding.title
+
+
+def test_vllms_flash_attention_extension_is_one_of_its_compiled_extensions():
+    # OpenBMB/MiniCPM-V#800, verbatim: a fork's source checkout built with VLLM_USE_PRECOMPILED=1
+    [finding] = op7_compiled_ops.RULE_COMPILED_OPS.evaluate(
+        _facts("AttributeError: '_OpNamespace' '_vllm_fa2_C' object has no attribute 'varlen_fwd'")
+    )
+    assert "`_vllm_fa2_C::varlen_fwd()`" in finding.title

@@ -94,6 +94,8 @@ def test_rays_memory_monitor_names_the_node_its_threshold_and_the_knob_after_the
     assert top.evidence[0].value == "the worker held 1.25 GB"
     assert top.actions[0].startswith("See what held the memory") and "--mm-processor-cache-gb 0" in top.actions[1]
     assert "(this node's was 0.95)" in top.actions[2] and "RAY_memory_monitor_refresh_ms=0" in top.actions[2]
+    # a GPU sharing the node's memory counts against the threshold (MiaAI-Lab/GLM-5.3-Flash-NVFP4-Dual-DGX-Spark PR #2)
+    assert "DGX Spark" in top.actions[2] and "disables the monitor" in top.actions[2]
 
 
 def test_the_raylets_count_of_killed_workers_is_rays_monitor_too_and_the_kernels_kill_wins_beside_it():

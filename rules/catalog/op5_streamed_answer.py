@@ -1,0 +1,143 @@
+"""OP-5.67 and OP-5.68: what a pasted stream of chunks shows about the answer a client got.
+
+Why rules of their own: a streamed answer that looks wrong carries no error line; its chunks are the evidence
+(advisor/collect/streamed_chunks.py reads them as one STREAMED_ANSWER event).
+
+- OP-5.67: chunks that leave `finish_reason` out. OpenAI's chunks carry it in every choice, null until the last;
+  strict clients (typed SDKs, proxies that validate) refuse or misread a chunk without it. vLLM 0.9.0 dropped it from
+  the chunks after the first (vllm#19650, the reporter's 0.8.5.post1 sent it), a regression vllm PR #19662 fixed.
+- OP-5.68: the whole answer streamed as reasoning, none of it as content, so a client that reads delta.content shows
+  nothing. Ended by `length`, the output ran out of max_tokens before the model stopped reasoning. Ended by `stop`,
+  the reasoning parser never saw reasoning end: with thinking turned off (chat_template_kwargs enable_thinking=false)
+  the prompt itself closes the think block, and vLLM's streaming path decided that from prompt_token_ids that some
+  chunks lack, routing the answer into delta.reasoning (vllm#40816 with Qwen3's parser, fixed by vllm PR #40820);
+  otherwise a model or template that never emits the parser's end token.
+"""
+
+from __future__ import annotations
+
+from rules.catalog import common as c
+from rules.events import LogEvent, LogEventKind
+from rules.facts import Facts
+from rules.model import Category, Finding, Rule, RulePage, Severity
+
+
+def _check_finish_reason(facts: Facts) -> list[Finding]:
+    stream = _stream(facts)
+    if stream is None or not stream.chunks_without_finish_reason:
+        return []
+    missing, chunks = stream.chunks_without_finish_reason, stream.chunks or 0
+    return [
+        RULE_FINISH_REASON.finding(
+            Severity.MEDIUM,
+            f"the streamed chunks leave out finish_reason ({missing} of {chunks} chunk(s)): vLLM 0.9.0's streaming "
+            "regression",
+            summary="OpenAI's stream chunks carry finish_reason in every choice, null until the last one; a strict "
+            "client (a typed SDK, a proxy that validates the schema) refuses or misreads a chunk without the key. "
+            "vLLM 0.9.0 dropped it from the chunks after the first (vllm#19650, where 0.8.5.post1 still sent it), "
+            "a regression vllm PR #19662 fixed.",
+            evidence=[_evidence(stream, "chunks without finish_reason", missing)],
+            actions=[
+                "Upgrade vLLM past 0.9.0 (a release with vllm PR #19662): its chunks carry finish_reason again.",
+                "Meanwhile read finish_reason as optional in the client (absent means null: the stream goes on).",
+            ],
+            confidence=0.8,
+        )
+    ]
+
+
+def _check_reasoning_only(facts: Facts) -> list[Finding]:
+    stream = _stream(facts)
+    if stream is None or stream.content_chars or not stream.reasoning_chars or stream.finish_reason is None:
+        return []  # no content yet is no finding while the pasted stream has not ended
+    if stream.finish_reason == "length":
+        return [_ran_out(stream)]
+    return [_misrouted(stream)]
+
+
+def _ran_out(stream: LogEvent) -> Finding:
+    return RULE_REASONING_ONLY.finding(
+        Severity.MEDIUM,
+        "the streamed answer ran out of max_tokens while the model was still reasoning: no content came",
+        summary="Every token streamed as reasoning (delta.reasoning), none as content, and the stream ended with "
+        "finish_reason length: the request's max_tokens was spent before the model finished thinking.",
+        evidence=[_evidence(stream, "reasoning characters, no content", stream.reasoning_chars)],
+        actions=[
+            "Raise the request's max_tokens (client side) so the answer fits after the reasoning, or lower the "
+            "reasoning's length (a thinking budget where the model takes one, or enable_thinking=false in "
+            "chat_template_kwargs where its template reads it).",
+        ],
+        confidence=0.8,
+    )
+
+
+def _misrouted(stream: LogEvent) -> Finding:
+    return RULE_REASONING_ONLY.finding(
+        Severity.HIGH,
+        "the whole streamed answer came as reasoning, none as content: the reasoning parser never saw reasoning end",
+        summary="A client reading delta.content shows an empty answer. With thinking turned off "
+        "(chat_template_kwargs enable_thinking=false) the prompt itself closes the think block, so the text is the "
+        "answer; vLLM's streaming path decided that from prompt_token_ids, which some chunks lack, and routed the "
+        "answer into delta.reasoning while the non-streamed response was right (vllm#40816 with Qwen3's parser, "
+        "fixed by vllm PR #40820). With thinking on, the model ended without the end-of-thinking token the parser "
+        "waits for.",
+        evidence=[_evidence(stream, "reasoning characters, no content", stream.reasoning_chars)],
+        actions=[
+            "If the request turns thinking off (enable_thinking=false): upgrade vLLM to a release with vllm PR "
+            "#40820; meanwhile read delta.reasoning as the answer, or request without streaming.",
+            "If thinking is on: check that --reasoning-parser is the one the model card names, and that the chat "
+            "template lets the model emit its end-of-thinking token; without the parser all text is content.",
+        ],
+        confidence=0.75,
+    )
+
+
+def _stream(facts: Facts) -> LogEvent | None:
+    return next(iter(facts.events_of(LogEventKind.STREAMED_ANSWER)), None)
+
+
+def _evidence(stream: LogEvent, name: str, value: int | None):
+    evidence = c.log_evidence(stream, name=name, value=value)
+    evidence.description = f"{name}, in the {stream.chunks} pasted chunk(s)"
+    return evidence
+
+
+RULE_FINISH_REASON = Rule(
+    code="OP-5.67",
+    title="streamed chunks without finish_reason",
+    category=Category.RELIABILITY,
+    check=_check_finish_reason,
+    needs=("events",),
+    page=RulePage(
+        checks='A pasted stream (`data: {"object": "chat.completion.chunk", …}` lines) whose choices leave the '
+        "finish_reason key out.",
+        why="OpenAI's chunks carry it, null until the last; strict clients refuse chunks without it, and vLLM 0.9.0 "
+        "dropped it (vllm#19650).",
+        example='`data: {…"choices":[{"index":0,"delta":{"content":"안","tool_calls":[]}}]}` from vLLM 0.9.0 '
+        "(vllm#19650).",
+        fix="Upgrade vLLM past 0.9.0 (vllm PR #19662).",
+        limits="Reads the chunks pasted; a stream another server wrote is read the same way.",
+        references=["https://github.com/vllm-project/vllm/issues/19650"],
+    ),
+)
+
+RULE_REASONING_ONLY = Rule(
+    code="OP-5.68",
+    title="a streamed answer that came entirely as reasoning",
+    category=Category.RELIABILITY,
+    check=_check_reasoning_only,
+    needs=("events",),
+    page=RulePage(
+        checks="A pasted stream whose text is all in delta.reasoning (or reasoning_content) and none in "
+        "delta.content, by how it ended.",
+        why="A client reading content shows nothing: the output ran out while reasoning (finish_reason length), or "
+        "the parser never saw reasoning end (stop): vLLM's streaming misrouting with thinking off (vllm#40816).",
+        example='`data: {…"choices":[{"index":0,"delta":{"reasoning":"1"},"finish_reason":null}]}` … then '
+        '`"finish_reason":"stop"`, Qwen3 with enable_thinking=false (vllm#40816).',
+        fix="Length: raise max_tokens. Stop: upgrade vLLM (vllm PR #40820), or the parser the model card names.",
+        limits="The request's chat_template_kwargs are not in the stream; both readings are named for stop.",
+        references=["https://github.com/vllm-project/vllm/issues/40816"],
+    ),
+)
+
+RULES: list[Rule] = [RULE_FINISH_REASON, RULE_REASONING_ONLY]
