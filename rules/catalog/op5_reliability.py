@@ -104,7 +104,11 @@ def _check_too_long(facts: Facts) -> list[Finding]:
     # Proposed only where the memory figures say it fits; else an alternative whose cost says what it needs.
     changes = [longer] if longer is not None and longer.safety == "safe" else []
     alternatives = [longer] if longer is not None and longer.safety != "safe" else []
-    actions = ["Truncate or summarise long inputs client-side, or raise --max-model-len where memory allows."]
+    actions = [
+        "Truncate or summarise long inputs client-side, or raise --max-model-len where memory allows. A client that "
+        "resends the whole conversation each turn (a chat UI, an agent, a multi-turn RL rollout) outgrows the context "
+        "turn by turn: trim or summarise the history it sends, or end the episode at the limit."
+    ]
     multimodal = any(_MULTIMODAL.search(e.message or "") for e in events)
     if multimodal:  # vLLM's own words: the prompt counts its images' tokens, which their resolution sets
         actions.insert(0, MULTIMODAL_ACTION)

@@ -631,3 +631,14 @@ def test_a_queue_behind_an_engine_that_finished_no_token_is_not_called_compute_b
     assert "stalled, not busy" in queue.actions[0] and "HL-1" in queue.actions[0]
     busy = [_stats("10:00:00", 512.0, 230.1, 12, 40)]
     assert "compute-bound" in RULE_SATURATION.evaluate(Facts(events=parse_lines(busy).events))[0].title
+
+
+def test_a_request_past_the_context_names_the_multi_turn_client_that_grows_into_it():
+    # PrimeIntellect-ai/verifiers#398, verbatim: a multi-turn rollout's history outgrew an 8192-token server
+    body = (
+        "Error getting model response: Error code: 400 - {'error': {'message': \"This model's maximum context length "
+        "is 8192 tokens. However, your request has 8195 input tokens. Please reduce the length of the input messages. "
+        "None\", 'type': 'BadRequestError', 'param': None, 'code': 400}}"
+    )
+    [finding] = RULE_TOO_LONG.evaluate(Facts(events=parse_lines([body]).events))
+    assert "--max-model-len 8192" in finding.title and "multi-turn RL rollout" in finding.actions[-1]
