@@ -613,11 +613,12 @@ class LogEventKind(str, Enum):
     PLUGIN_VERSION_MISMATCH = "plugin_version_mismatch"
     # a streamed OpenAI response pasted as its server-sent events (`data: {"object": "chat.completion.chunk", …}`), read
     # as one answer (advisor/collect/streamed_chunks.py): chunks, those without a finish_reason key, the characters of
-    # delta.content and of delta.reasoning(_content), and the last finish_reason
+    # the answer (content, text, tool calls) and of delta.reasoning(_content), the last finish_reason, and the lines
+    # the paste left between chunks
     STREAMED_ANSWER = "streamed_answer"
-    # kvcached's allocator short of physical pages for what vLLM's scheduler asked (kvcached's kv_cache_manager.py:
-    # "[kvcached][WARNING] kv_cache_manager.py:174 available_size()=71 < need_size=76"); num_gpu_blocks: pages free,
-    # requested_tokens: pages needed
+    # kvcached's pool short of the KV blocks vLLM's scheduler asked for (kvcached's kv_cache_manager.py:
+    # "[kvcached][WARNING] kv_cache_manager.py:174 available_size()=71 < need_size=76"); num_gpu_blocks: blocks free,
+    # blocks_needed: blocks asked for
     KVCACHED_POOL_SHORT = "kvcached_pool_short"
     # transformers reading a .gguf file as a config: "It looks like the config file at '….gguf' is not a valid JSON
     # file."; message: the file
@@ -1312,10 +1313,12 @@ class LogEvent(BaseModel):
     url_path: str | None = None  # … the route it asked for …
     connect_result: str | None = None  # … and what the connection met: refused, timeout, unresolved, unreachable
     chunks: int | None = None  # a pasted stream's chunks (STREAMED_ANSWER) …
-    chunks_without_finish_reason: int | None = None  # … its choices that leave finish_reason out …
-    content_chars: int | None = None  # … the characters streamed as delta.content (a completion's text) …
-    reasoning_chars: int | None = None  # … and as delta.reasoning or delta.reasoning_content …
-    finish_reason: str | None = None  # … and how it ended (its last non-null finish_reason)
+    chunks_without_finish_reason: int | None = None  # … those with a choice that leaves finish_reason out …
+    answer_chars: int | None = None  # … the characters of its answer (delta.content, a completion's text, tool calls) …
+    reasoning_chars: int | None = None  # … and of delta.reasoning or delta.reasoning_content …
+    finish_reason: str | None = None  # … how it ended (its last non-null finish_reason) …
+    stream_gaps: int | None = None  # … and the lines between its chunks that are no part of a stream (a paste's `...`)
+    blocks_needed: int | None = None  # KV blocks an allocation asked kvcached's pool for (of num_gpu_blocks free)
     probe_delay_s: float | None = None  # a probe's settings: initialDelaySeconds …
     probe_period_s: float | None = None  # … periodSeconds …
     probe_failures: int | None = None  # … failureThreshold
@@ -1458,7 +1461,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.ZERO_PROBABILITIES: ("message",),
     LogEventKind.BANG_ANSWER: ("message",),
     LogEventKind.FATAL_ERROR: ("message",),
-    LogEventKind.WORKER_EXCEPTION: ("message", "exception"),
+    LogEventKind.WORKER_EXCEPTION: ("message",),
     LogEventKind.RPC_TIMEOUT: ("rpc_method",),
     LogEventKind.JIT_DURING_INFERENCE: ("message", "function"),
     LogEventKind.SHM_BROADCAST_HANG: ("hang_seconds", "during_startup"),
@@ -1705,14 +1708,15 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.NATIVE_FRAME: ("code_file", "function"),
     LogEventKind.MODULE_NOT_FOUND: ("message", "component", "exception"),
     LogEventKind.PLUGIN_VERSION_MISMATCH: ("message",),
-    LogEventKind.KVCACHED_POOL_SHORT: ("num_gpu_blocks", "requested_tokens"),
+    LogEventKind.KVCACHED_POOL_SHORT: ("num_gpu_blocks", "blocks_needed"),
     LogEventKind.STREAMED_ANSWER: (
         "message",
         "chunks",
         "chunks_without_finish_reason",
-        "content_chars",
+        "answer_chars",
         "reasoning_chars",
         "finish_reason",
+        "stream_gaps",
     ),
     LogEventKind.VLLM_VERSION_UNBUILT: ("component",),
     LogEventKind.ROUTE_NOT_FOUND: ("message", "component"),

@@ -460,8 +460,6 @@ def _read_piece(piece: Unwrapped, line_no: int, source: str, state: _ParseState,
         return
     if event.kind in (LogEventKind.FATAL_ERROR, LogEventKind.WORKER_EXCEPTION):
         state.fatal = event  # its traceback follows: the exception it ends with is the root cause
-        if event.kind == LogEventKind.WORKER_EXCEPTION and (own := _python_own_error(event.message or "", bare=True)):
-            event.exception = own[0]  # V0's header held the words, Python's own: their class is known until then
         state.frame = state.code = None
     elif event.kind in (LogEventKind.ENGINE_DEAD, LogEventKind.WORKER_DIED):
         state.fatal = None
@@ -884,6 +882,8 @@ def _named_exception(piece: Unwrapped, text: str, state: _ParseState) -> tuple[s
     if exception is None and state.level in ("ERROR", "CRITICAL", None) and not state.frames:
         # `logger.exception(e)` prints no class; a line vLLM's logger wrote is a message of its catalog's
         exception = _python_own_error(text, bare=state.level is None, vllms=state.logger == VLLM_LOGGER)
+    if exception is None and (header := _V0_WORKER_HEADER.search(text)):  # Python's words in V0's worker header
+        exception = _python_own_error(header["words"], bare=True)
     if exception is None and not state.frames and (failed := _FAILED_ASSERT.match(text)):
         exception = ("AssertionError", failed["words"] or failed["condition"])
     if exception is None and not state.frames and _PYTHON_CALL_REFUSAL.match(text):
@@ -924,6 +924,16 @@ def _inner_of_wrapped(exception: tuple[str, str] | None) -> tuple[str, str] | No
         return ("TypeError", last)
     inner = _EXCEPTION_LINE.match(last)
     return (inner.group(1), inner.group(2) or "") if inner else exception
+
+
+# V0's multiprocessing worker (executor/multiproc_worker_utils.py, 0.4.2 to 0.6.2) wrote the exception's words into its
+# header, before the traceback (`… while processing method load_model: No module named 'einops', Traceback (most recent
+# call last):`, vllm PR #7651): where they are Python's own (an import, an attribute), the header names the exception,
+# so a paste cut inside the traceback keeps it; other words there (NCCL's, vLLM's own) keep their wordings and catalog
+# entries. From 0.6.3 the header ends at the method and the words are the traceback's last line.
+_V0_WORKER_HEADER = re.compile(
+    r"Exception in worker \S+ while processing method \w+: (?P<words>.+?), Traceback \(most recent call last\):$"
+)
 
 
 # Python's words for a call whose arguments do not fit the function, which only a TypeError carries (vllm#3694's

@@ -11,7 +11,8 @@ Why rules of their own: a streamed answer that looks wrong carries no error line
   the reasoning parser never saw reasoning end: with thinking turned off (chat_template_kwargs enable_thinking=false)
   the prompt itself closes the think block, and vLLM's streaming path decided that from prompt_token_ids that some
   chunks lack, routing the answer into delta.reasoning (vllm#40816 with Qwen3's parser, fixed by vllm PR #40820);
-  otherwise a model or template that never emits the parser's end token.
+  otherwise a model or template that never emits the parser's end token. A stream that ends in a tool call or an
+  abort, or that the paste cuts before its end, is no such answer.
 """
 
 from __future__ import annotations
@@ -30,15 +31,16 @@ def _check_finish_reason(facts: Facts) -> list[Finding]:
     return [
         RULE_FINISH_REASON.finding(
             Severity.MEDIUM,
-            f"the streamed chunks leave out finish_reason ({missing} of {chunks} chunk(s)): vLLM 0.9.0's streaming "
+            f"{missing} of {chunks} streamed chunk(s) leave out finish_reason: from a vLLM server, 0.9.0's streaming "
             "regression",
             summary="OpenAI's stream chunks carry finish_reason in every choice, null until the last one; a strict "
             "client (a typed SDK, a proxy that validates the schema) refuses or misreads a chunk without the key. "
             "vLLM 0.9.0 dropped it from the chunks after the first (vllm#19650, where 0.8.5.post1 still sent it), "
-            "a regression vllm PR #19662 fixed.",
+            "a regression vllm PR #19662 fixed; another server's stream is read the same way.",
             evidence=[_evidence(stream, "chunks without finish_reason", missing)],
             actions=[
-                "Upgrade vLLM past 0.9.0 (a release with vllm PR #19662): its chunks carry finish_reason again.",
+                "Upgrade vLLM to a release with vllm PR #19662 (the fix of vllm#19650, after 0.9.0): its chunks "
+                "carry finish_reason again.",
                 "Meanwhile read finish_reason as optional in the client (absent means null: the stream goes on).",
             ],
             confidence=0.8,
@@ -46,13 +48,19 @@ def _check_finish_reason(facts: Facts) -> list[Finding]:
     ]
 
 
+# How a stream ends when its text should have been the answer: the model stopped, or its output limit did
+_ANSWER_ENDS = frozenset({"stop", "length"})
+
+
 def _check_reasoning_only(facts: Facts) -> list[Finding]:
+    """Reasoning and no answer, in a stream that ended as an answer ends (a tool call, an abort, or a stream still
+    going says nothing about where the answer went)."""
     stream = _stream(facts)
-    if stream is None or stream.content_chars or not stream.reasoning_chars or stream.finish_reason is None:
-        return []  # no content yet is no finding while the pasted stream has not ended
-    if stream.finish_reason == "length":
-        return [_ran_out(stream)]
-    return [_misrouted(stream)]
+    if stream is None or stream.answer_chars or not stream.reasoning_chars:
+        return []
+    if stream.finish_reason not in _ANSWER_ENDS:
+        return []
+    return [_ran_out(stream) if stream.finish_reason == "length" else _misrouted(stream)]
 
 
 def _ran_out(stream: LogEvent) -> Finding:
@@ -72,10 +80,16 @@ def _ran_out(stream: LogEvent) -> Finding:
 
 
 def _misrouted(stream: LogEvent) -> Finding:
+    # a paste that leaves lines out between its chunks may have left the content out with them
+    gaps = stream.stream_gaps or 0
     return RULE_REASONING_ONLY.finding(
-        Severity.HIGH,
-        "the whole streamed answer came as reasoning, none as content: the reasoning parser never saw reasoning end",
-        summary="A client reading delta.content shows an empty answer. With thinking turned off "
+        Severity.MEDIUM if gaps else Severity.HIGH,
+        "the whole streamed answer came as reasoning, none as content: the reasoning parser never saw reasoning end"
+        + (" (as far as the pasted chunks show)" if gaps else ""),
+        summary=(
+            f"The paste leaves {gaps} line(s) out between its chunks; the content may be in them. " if gaps else ""
+        )
+        + "A client reading delta.content shows an empty answer. With thinking turned off "
         "(chat_template_kwargs enable_thinking=false) the prompt itself closes the think block, so the text is the "
         "answer; vLLM's streaming path decided that from prompt_token_ids, which some chunks lack, and routed the "
         "answer into delta.reasoning while the non-streamed response was right (vllm#40816 with Qwen3's parser, "
@@ -88,7 +102,7 @@ def _misrouted(stream: LogEvent) -> Finding:
             "If thinking is on: check that --reasoning-parser is the one the model card names, and that the chat "
             "template lets the model emit its end-of-thinking token; without the parser all text is content.",
         ],
-        confidence=0.75,
+        confidence=0.6 if gaps else 0.75,
     )
 
 
@@ -128,14 +142,15 @@ RULE_REASONING_ONLY = Rule(
     check=_check_reasoning_only,
     needs=("events",),
     page=RulePage(
-        checks="A pasted stream whose text is all in delta.reasoning (or reasoning_content) and none in "
-        "delta.content, by how it ended.",
+        checks="A pasted stream that ended with finish_reason stop or length, whose text is all in delta.reasoning "
+        "(or reasoning_content) and none in delta.content or a tool call.",
         why="A client reading content shows nothing: the output ran out while reasoning (finish_reason length), or "
         "the parser never saw reasoning end (stop): vLLM's streaming misrouting with thinking off (vllm#40816).",
         example='`data: {…"choices":[{"index":0,"delta":{"reasoning":"1"},"finish_reason":null}]}` … then '
         '`"finish_reason":"stop"`, Qwen3 with enable_thinking=false (vllm#40816).',
         fix="Length: raise max_tokens. Stop: upgrade vLLM (vllm PR #40820), or the parser the model card names.",
-        limits="The request's chat_template_kwargs are not in the stream; both readings are named for stop.",
+        limits="The request's chat_template_kwargs are not in the stream; both readings are named for stop. A paste "
+        "that leaves lines out between its chunks lowers the reading to MEDIUM.",
         references=["https://github.com/vllm-project/vllm/issues/40816"],
     ),
 )

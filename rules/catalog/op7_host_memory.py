@@ -100,9 +100,9 @@ def _ray_finding(kill: LogEvent) -> Finding:
             f"Ray kills at RAY_memory_usage_threshold ({threshold}): where the node's use peaks briefly just past it, "
             "raise it (0.98) in the environment Ray starts with (`ray start`, the container's); "
             "RAY_memory_monitor_refresh_ms=0 disables the monitor and leaves the kernel's OOM killer at 100 %. On a "
-            "node whose GPU shares its memory (DGX Spark's GB10, Jetson) vLLM's GPU share and the page cache of the "
-            "weights being read count as node memory, so a load can cross the threshold with nothing leaking "
-            "(MiaAI-Lab/GLM-5.3-Flash-NVFP4-Dual-DGX-Spark PR #2 disables the monitor there).",
+            "node whose GPU shares its memory (DGX Spark's GB10, Jetson) vLLM's GPU share counts as node memory, so "
+            "a model load can cross the threshold with nothing leaking (MiaAI-Lab/GLM-5.3-Flash-NVFP4-Dual-DGX-Spark "
+            "PR #2 disables the monitor there).",
         ],
         confidence=0.85,
     )

@@ -19,19 +19,29 @@ from rules.events import LogEvent
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
+# transformers 5.x's validator (`… must be in (…) but got […]`, for layer_types and mlp_layer_types) and its older
+# layer_type_validation, which names the allowed kinds only (`The `layer_types` entries must be in (…)`)
 LAYER_TYPES_REFUSED = re.compile(
-    r"The `?layer_types`? entries must be in (?P<allowed>.+?) but got (?P<got>\[.*?\]|\S.*)$"
+    r"The `?(?P<field>(?:mlp_)?layer_types)`? entries must be in (?P<allowed>.+?)(?: but got (?P<got>.*))?$"
 )
-_FIRST_NAME = re.compile(r"['\"](?P<name>\w+)['\"]")
+_NAME = re.compile(r"['\"](?P<name>\w+)['\"]")
+
+
+def _refused_kind(found: re.Match[str]) -> str:
+    """The first kind the config names that the allowed ones leave out (the list may start with allowed ones)."""
+    allowed = {m["name"] for m in _NAME.finditer(found["allowed"])}
+    named = (m["name"] for m in _NAME.finditer(found["got"] or ""))
+    return next((name for name in named if name not in allowed), "")
 
 
 def _layer_types_finding(_facts: Facts, event: LogEvent, found: re.Match[str]) -> Finding:
-    named = _FIRST_NAME.search(found["got"])
-    got = named["name"] if named else "a layer type"
+    refused = _refused_kind(found)
+    got = refused or "every layer type the model's config.json names"
+    kind = f"the layer type {refused}" if refused else "a layer type"
     return RULE.finding(
         Severity.CRITICAL,
-        f"the installed transformers does not know the layer type {got} the model's config names: the model's "
-        "config is newer than transformers",
+        f"the installed transformers does not know {kind} the model's config names: the model's config is newer "
+        "than transformers",
         summary="transformers checks a config's layer_types against the layer kinds it implements while it builds "
         "the config, before vLLM reads any weight; a kind added by a later transformers release is refused, and "
         "vLLM's worker dies at start (coreweave/ml-containers PR #206: GLM-5.2's deepseek_sparse_attention, refused "
@@ -54,8 +64,9 @@ RULE = Rule(
     check=c.on_phrase(LAYER_TYPES_REFUSED, _layer_types_finding, kinds=c.RELAYED_TOO),
     needs=("events",),
     page=RulePage(
-        checks="transformers' `The `layer_types` entries must be in (…) but got […]`, alone or under huggingface_hub's "
-        "`StrictDataclassClassValidationError: Class validation error for validator 'validate_layer_type'`.",
+        checks="transformers' `The `layer_types` entries must be in (…) but got […]` (or `mlp_layer_types`; older "
+        "releases without `but got`), alone or under huggingface_hub's `StrictDataclassClassValidationError: Class "
+        "validation error for validator 'validate_layer_type'`.",
         why="The model's config was written by a newer transformers than the one installed; vLLM builds the config "
         "through transformers, so it fails before loading anything.",
         example="`ValueError: The `layer_types` entries must be in ('full_attention', 'sliding_attention', ... "

@@ -17,19 +17,21 @@ from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
-# What a mismatch leads to: an error after the warning is most likely its consequence, so the warning names its cause.
-_FAILURES = (
-    LogEventKind.UNPLACED_ERROR,
-    LogEventKind.WORKER_EXCEPTION,
-    LogEventKind.FATAL_ERROR,
-    LogEventKind.ENGINE_CORE_FAILED,
-)
+# What a mismatch leads to: vLLM-Omni's patches reaching for a name that moved, as Python says it. Such an error after
+# the warning is most likely its consequence, so the warning names its cause; any other error is read on its own.
+_PATCH_FAILURES = frozenset({"ImportError", "ModuleNotFoundError", "AttributeError", "TypeError"})
+
+
+def _patch_failed(facts: Facts) -> bool:
+    kinds = (LogEventKind.UNPLACED_ERROR, LogEventKind.WORKER_EXCEPTION, LogEventKind.FATAL_ERROR)
+    return any(e.exception in _PATCH_FAILURES for e in facts.events_of(*kinds))
 
 
 def _mismatch_finding(facts: Facts, event: LogEvent, _found: re.Match[str]) -> Finding:
     plugin = event.message or "vLLM-Omni"
+    failed = _patch_failed(facts)
     return RULE.finding(
-        Severity.CRITICAL if facts.events_of(*_FAILURES) else Severity.HIGH,
+        Severity.CRITICAL if failed else Severity.HIGH,
         f"{plugin} and vLLM are different major/minor releases: its patches of vLLM expect the vLLM of its own release",
         summary=f"{plugin} patches vLLM's classes when it is imported, so each release of it runs on the vLLM "
         "release with the same major/minor version; with another one the patches reach for names that moved, and "
@@ -39,9 +41,12 @@ def _mismatch_finding(facts: Facts, event: LogEvent, _found: re.Match[str]) -> F
             f"Install the vLLM release {plugin} was built for (the lines after the warning name both versions: the "
             f"same major.minor on both sides), or the {plugin} release made for the installed vLLM; in a container, "
             "use the image that ships the pair.",
-            "Any later error in the same log is most likely this mismatch's consequence: fix the pairing first.",
+            "An import, attribute or signature error after the warning is most likely this mismatch's consequence: "
+            "fix the pairing first.",
         ],
-        confidence=0.92,  # above a later import error's reading: the warning names the cause that error only implies
+        # above a later import error's reading (the warning names the cause that error only implies), and below any
+        # rule that names another cause
+        confidence=0.92 if failed else 0.6,
     )
 
 

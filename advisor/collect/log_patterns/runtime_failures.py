@@ -277,23 +277,12 @@ PATTERNS: tuple[Pattern, ...] = (
         r"WorkerProc hit an exception",
         lambda m: {"message": m.group(0)},
     ),
-    wording(  # kvcached (ovg-project/kvcached), the elastic KV pool several vLLM engines can share: fewer free pages
+    wording(  # kvcached (ovg-project/kvcached), the elastic KV pool several vLLM engines can share: fewer free blocks
         # than the scheduler's allocation needs (kvcached#262)
         ("available_size()=",),
         K.KVCACHED_POOL_SHORT,
         r"kv_cache_manager\.py:\d+ available_size\(\)=(?P<free>\d+) < need_size=(?P<need>\d+)",
-        lambda m: {"num_gpu_blocks": int(m["free"]), "requested_tokens": int(m["need"])},
-    ),
-    wording(  # V0's multiprocessing worker (executor/multiproc_worker_utils.py, 0.4.2 to 0.6.2) wrote the exception's
-        # words into its header, before the traceback (`… while processing method load_model: No module named
-        # 'einops', Traceback (most recent call last):`, vllm PR #7651); a paste cut inside that traceback has them
-        # there only. From 0.6.3 the header ends at the method, and the words are the traceback's last line. Only an
-        # import's failure is read here: other words in the header (NCCL's, vLLM's own) have wordings of their own.
-        ("while processing method",),
-        K.WORKER_EXCEPTION,
-        r"Exception in worker \S+ while processing method \w+: (?P<words>No module named '[\w.]+'"
-        r"|cannot import name '\w+' from '[\w.]+'[^,]*), Traceback \(most recent call last\):",
-        lambda m: {"message": m["words"]},
+        lambda m: {"num_gpu_blocks": int(m["free"]), "blocks_needed": int(m["need"])},
     ),
     wording(
         ("EngineDeadError", "AsyncLLM output_handler failed", "EngineCore encountered an issue"),

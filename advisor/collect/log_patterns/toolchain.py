@@ -34,10 +34,11 @@ def _jit_build(match: re.Match[str]) -> Fields:
 _DEVICE_KEYS = ("CUDA", "HIP", "CPU", "XPU", "MPS", "HPU", "XLA", "PrivateUse1")
 
 
-# One of vLLM's compiled extensions as torch.ops names it: `_C`, `_moe_C`, `_rocm_C`, `_C_cache_ops` …, and its
-# FlashAttention build's `_vllm_fa2_C` and `_vllm_fa3_C` (vllm/vllm_flash_attn; OpenBMB/MiniCPM-V#800: a source
-# checkout of a fork built with VLLM_USE_PRECOMPILED=1, whose `_vllm_fa2_C` lacked `varlen_fwd`)
-_EXTENSION = r"_(?:vllm_fa\d_|[a-z0-9]*_?)C(?:_\w+)?"
+# One of vLLM's compiled extensions as torch.ops names it: `_C`, `_moe_C`, `_rocm_C`, `_C_cache_ops` …, with names of
+# several parts too: its FlashAttention build's `_vllm_fa2_C` and `_vllm_fa3_C` (vllm/vllm_flash_attn;
+# OpenBMB/MiniCPM-V#800: a fork's source checkout built with VLLM_USE_PRECOMPILED=1, whose `_vllm_fa2_C` lacked
+# `varlen_fwd`) and FlashMLA's `_flashmla_extension_C`
+_EXTENSION = r"_(?:[a-z0-9]+_)*C(?:_\w+)?"
 
 
 def _op_schema(match: re.Match[str]) -> Fields:

@@ -38,14 +38,15 @@ REASONING_ONLY = (
 def test_the_chunks_are_one_answer_and_the_summary_counts_them():
     read = parse_lines(list(NO_FINISH_REASON))
     [stream] = read.events
-    assert (stream.chunks, stream.chunks_without_finish_reason, stream.content_chars) == (2, 1, 1)
+    assert (stream.chunks, stream.chunks_without_finish_reason, stream.answer_chars) == (2, 1, 1)
     assert "2 streamed chunk(s)" in read.describe()
+    assert stream.line_no == 3  # the evidence quotes the first chunk without the key, not the first chunk
 
 
 def test_chunks_without_finish_reason_are_vllm_090s_regression():
     top = top_finding(*NO_FINISH_REASON)
-    assert top.rule == "OP-5.67" and "1 of 2" in top.title
-    assert top.actions[0].startswith("Upgrade vLLM past 0.9.0")
+    assert top.rule == "OP-5.67" and top.title.startswith("1 of 2 streamed chunk(s) leave out finish_reason")
+    assert "PR #19662" in top.actions[0]
 
 
 def test_an_answer_streamed_entirely_as_reasoning_names_the_thinking_off_misrouting():
@@ -74,3 +75,30 @@ def test_reasoning_in_a_stream_that_has_not_ended_is_no_finding():
         '"logprobs":null,"finish_reason":null,"token_ids":null}]}'
     )
     assert top_finding(line) is None
+
+
+def test_a_stream_that_ends_in_a_tool_call_or_an_abort_is_no_reasoning_finding():
+    # constructed in vLLM's shape: reasoning, then a tool call (its answer), or reasoning cut by an abort
+    tool = '{"tool_calls":[{"id":"chatcmpl-tool-1","type":"function","index":0,"function":{"name":"get_weather"}}]}'
+    assert top_finding(*REASONING_ONLY[:3], _chunk(tool), _chunk("{}", '"tool_calls"')) is None
+    assert top_finding(*REASONING_ONLY[:3], _chunk("{}", '"abort"')) is None
+
+
+def test_chunks_are_counted_once_whatever_their_choices():
+    # constructed: n=2, two choices per chunk, none with finish_reason
+    two = (
+        'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":'
+        '{"content":"a"}},{"index":1,"delta":{"content":"b"}}]}'
+    )
+    assert top_finding(two, two).title.startswith("2 of 2 streamed chunk(s)")
+
+
+def test_a_paste_that_leaves_lines_out_between_chunks_is_a_weaker_reading():
+    top = top_finding(REASONING_ONLY[0], REASONING_ONLY[1], "...", REASONING_ONLY[3])
+    assert top.rule == "OP-5.68" and top.severity.name == "MEDIUM" and "leaves 1 line(s) out" in top.summary
+
+
+def test_a_chunk_too_deeply_nested_to_decode_is_left_to_the_log_reader():
+    # constructed: JSON nested past Python's recursion limit must not stop triage
+    deep = 'data: {"object":"chat.completion.chunk","choices":[],"x":' + "[" * 5000 + "]" * 5000 + "}"
+    assert parse_lines([deep]).events == []

@@ -12,9 +12,25 @@ DIED = "ERROR core.py:938 EngineCore encountered a fatal error."
 def test_the_shortfall_before_the_engine_death_is_its_cause():
     top = top_finding(SHORT, DIED)
     assert top.rule == "OP-7.217" and top.severity.name == "CRITICAL"
-    assert "71 free < 76 needed" in top.title and top.actions[0].startswith("Upgrade kvcached")
+    assert "71 blocks free < 76 needed" in top.title and top.actions[0].startswith("Upgrade kvcached")
 
 
-def test_the_shortfall_alone_is_a_warning_about_the_shared_pool():
+def test_the_shortfall_alone_is_a_note_about_a_full_pool():
+    # from kvcached's PR #301 on the shortfall is transient: the scheduler waits for blocks
     top = top_finding(SHORT)
-    assert top.rule == "OP-7.217" and top.severity.name == "MEDIUM" and "died" not in top.title
+    assert (
+        top.rule == "OP-7.217"
+        and top.severity.name == "LOW"
+        and top.title.startswith("kvcached's shared KV pool was full")
+    )
+    assert "Upgrade kvcached" not in top.actions[0]
+
+
+def test_a_death_with_another_cause_is_that_causes():
+    # constructed: the same shortfall, then an engine death whose cause is an out of memory
+    oom = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.10 "
+        "GiB of which 1.02 GiB is free."
+    )
+    top = top_finding(SHORT, DIED, oom)
+    assert top.rule != "OP-7.217"

@@ -72,3 +72,18 @@ def test_a_missing_submodule_is_a_release_mismatch_and_transformers_modules_is_n
     # constructed after the 26th probe's vllm#6607, whose line the paste cut inside the name
     ray = top_finding("ray.exceptions.RaySystemError: System error: No module named 'transformers_modules'")
     assert "no package to install" in ray.actions[0] and "HF_HOME" in ray.actions[0]
+
+
+def test_a_whole_v0_worker_traceback_of_a_missing_module_keeps_the_import_rules_reading():
+    # constructed in V0's words: the header and the traceback's last line name vLLM's own compiled module (OP-7.16)
+    prefix = "(VllmWorkerProcess pid=4575) ERROR 08-23 16:49:54 multiproc_worker_utils.py:226] "
+    lines = (
+        prefix + "Exception in worker VllmWorkerProcess while processing method load_model: No module named "
+        "'vllm._C', Traceback (most recent call last):",
+        prefix
+        + '  File "/usr/local/lib/python3.10/dist-packages/vllm/worker/model_runner.py", line 881, in load_model',
+        prefix + "    from vllm._C import ops",
+        prefix + "ModuleNotFoundError: No module named 'vllm._C'",
+    )
+    assert top_finding(*lines).rule == "OP-7.16"
+    assert top_finding(lines[0]).rule == "OP-7.16"
