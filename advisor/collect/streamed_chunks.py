@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rules.events import LogEvent, LogEventKind
 
@@ -35,7 +35,7 @@ class StreamedChunks:
     gaps: int = 0  # lines between two chunks that are no part of a stream (a paste's `...`, a remark)
     line_no: int | None = None  # the chunk the rules quote: the first without finish_reason, else the first
     raw: str = ""
-    _other_since_chunk: int = 0
+    _other_since_chunk: int = field(default=0, init=False, repr=False)  # since the last chunk, not yet a gap
 
     def read(self, text: str, line_no: int) -> bool:
         """Whether `text` is a streamed chunk (then counted); a line that only looks like one is left to the log

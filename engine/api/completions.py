@@ -23,7 +23,7 @@ from engine.api.protocol import (
 )
 from engine.api.serving import OpenAIServing, PreparedRequest, final_output
 from engine.api.sse import send_stream
-from engine.api.stream_chunks import StreamChunks
+from engine.api.stream_chunks import StreamChunks, usage_wanted
 from engine.core.async_engine import RequestStream
 
 
@@ -41,9 +41,7 @@ async def create_completion(serving: OpenAIServing, http_request: web.Request) -
     model = serving.options.served_model_name
     async with serving.run(prepared, http_request) as stream:
         if request.stream:
-            options = request.stream_options
-            include_usage = serving.options.force_include_usage or bool(options and options.include_usage)
-            continuous = bool(options and options.continuous_usage_stats) and include_usage
+            include_usage, continuous = usage_wanted(request.stream_options, serving.options.force_include_usage)
             return await _stream(http_request, stream, prepared, model, include_usage, continuous)
         return await _full(stream, prepared, model)
 

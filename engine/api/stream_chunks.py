@@ -10,9 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from engine.api.protocol import UsageInfo, dump_chunk, now_s
+from engine.api.protocol import StreamOptions, UsageInfo, dump_chunk, now_s
 from engine.api.serving import PreparedRequest
 from engine.api.sse import sse_event
+
+
+def usage_wanted(options: StreamOptions | None, forced: bool) -> tuple[bool, bool]:
+    """(a final usage chunk, usage in every chunk) for one stream, from the client's stream_options or the server's
+    --enable-force-include-usage; usage in every chunk only where usage was asked for at all. Why here: both
+    endpoints decide it the same way, for the same writer."""
+    include_usage = forced or bool(options and options.include_usage)
+    return include_usage, bool(options and options.continuous_usage_stats) and include_usage
 
 
 @dataclass

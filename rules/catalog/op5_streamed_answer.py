@@ -20,7 +20,7 @@ from __future__ import annotations
 from rules.catalog import common as c
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
-from rules.model import Category, Finding, Rule, RulePage, Severity
+from rules.model import Category, Evidence, Finding, Rule, RulePage, Severity
 
 
 def _check_finish_reason(facts: Facts) -> list[Finding]:
@@ -110,7 +110,7 @@ def _stream(facts: Facts) -> LogEvent | None:
     return next(iter(facts.events_of(LogEventKind.STREAMED_ANSWER)), None)
 
 
-def _evidence(stream: LogEvent, name: str, value: int | None):
+def _evidence(stream: LogEvent, name: str, value: int | None) -> Evidence:
     evidence = c.log_evidence(stream, name=name, value=value)
     evidence.description = f"{name}, in the {stream.chunks} pasted chunk(s)"
     return evidence
