@@ -1064,9 +1064,11 @@ FAILURE_WORDS = re.compile(
     r"|exception (?:in|while|during|raised|occurred))\b",
     re.IGNORECASE,
 )
-# Python's words for a module that is not installed, with the module's top-level name (the package's, for the
-# packages vLLM's extras install: decord, librosa, soundfile, av): the collector looks it up, OP-7.29 names it.
-MISSING_MODULE = re.compile(r"No module named '?(?P<module>[A-Za-z_]\w*)")
+# Python's words for a module that is not installed, with the module's dotted name as Python wrote it (quoted; vLLM's
+# own lazy importer since 0.11 writes it bare). Its top-level name is the package's for the packages vLLM's extras
+# install (decord, librosa, soundfile, av): the collector looks that up, OP-7.29 names it; VC-2 and OP-7.121 read
+# the whole name. One pattern for all three, so a bare or dotted name is read alike everywhere.
+MISSING_MODULE = re.compile(r"No module named '?(?P<module>[A-Za-z_][\w.]*\w)")
 # one of vLLM's own modules missing (`No module named 'vllm.utils.argparse_utils'`): the collector dates it, OP-7.16
 # reads it
 VLLM_MODULE_MISSING = re.compile(r"No module named '?(?P<module>vllm(?:\.\w+)+)'?")

@@ -258,7 +258,8 @@ def extra_installing(cls: str, said: str) -> tuple[str, str] | None:
     """(extra, "first–last") of vLLM's extra that installs a module Python could not find (`decord`: video in
     0.7–0.x), from the wheels' METADATA the catalog read; None for any other error, and for vLLM's own modules."""
     found = MISSING_MODULE.search(said) if cls in ("ModuleNotFoundError", "ImportError") else None
-    if found is None or found["module"] == "vllm":
+    top = found["module"].split(".")[0] if found else "vllm"
+    if top == "vllm":
         return None
-    extra = message_catalog().extra_installing(found["module"])
+    extra = message_catalog().extra_installing(top)
     return (extra[0], f"{extra[1]}–{extra[2]}") if extra else None

@@ -13,6 +13,7 @@ from __future__ import annotations
 from rules import signals, vllm_defaults
 from rules.alerts import BY, Alert, rate
 from rules.catalog import common as c
+from rules.catalog import op7_kvcached_pool
 from rules.events import LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
@@ -56,7 +57,6 @@ SPECIFIC_CAUSES = (
     LogEventKind.DECODE_STREAM_FAILED,  # … or on DecodeStream's state or input (OP-7.192), V1's output handler
     LogEventKind.ZERO_PROBABILITIES,  # sampling on probabilities cut to nothing (OP-5.64)
     LogEventKind.NAN_PROBABILITIES,  # … or holding inf or NaN (HL-9)
-    LogEventKind.KVCACHED_POOL_SHORT,  # kvcached's shared pool short of pages: its race killed the engine (OP-7.217)
 )
 
 
@@ -307,7 +307,8 @@ def _dead_confidence(facts: Facts, events: list[LogEvent]) -> float:
     and HL-4 says which kernels to turn off; a GPU's own fault (an Xid, an ECC error), OP-7.33."""
     specific = [e for e in facts.events_of(*SPECIFIC_CAUSES) if not c.follows_engine_death(facts, e)]
     specific += facts.events_of(LogEventKind.CUDA_KERNEL_FAULT, LogEventKind.GPU_FAULT, LogEventKind.CUDA_RUNTIME_ERROR)
-    return SPECIFIC_BESIDE if specific else 0.95 if events else 0.8
+    race = op7_kvcached_pool.died_of_the_race(facts)  # kvcached's pool race (OP-7.217), on that rule's own predicate
+    return SPECIFIC_BESIDE if specific or race else 0.95 if events else 0.8
 
 
 def _death_link(events: list[LogEvent], cause: str | None) -> str:

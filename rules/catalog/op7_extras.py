@@ -33,7 +33,7 @@ def _check_missing_extra(facts: Facts) -> list[Finding]:
 
 def _finding(event: LogEvent) -> Finding:
     named = MISSING_MODULE.search(event.message or "")
-    package = named["module"] if named else "the package"
+    package = named["module"].split(".")[0] if named else "the package"
     extra, releases = event.vllm_extra, event.extra_releases or "some releases"
     evidence = c.log_evidence(event, name="missing module", value=package)
     evidence.description = f"Python could not import {package}, which vLLM's {extra} extra installs"

@@ -33,7 +33,12 @@ _OTHER_CAUSES = (
 )
 
 
-def _died_of_the_race(facts: Facts) -> bool:
+def died_of_the_race(facts: Facts) -> bool:
+    """kvcached's pool ran short and an engine death follows whose root is the race's (the block pool's assert, or
+    none named) with no other cause in the text. HL-2 steps aside for OP-7.217 on exactly this, so the two rules
+    never disagree about whose death it is."""
+    if not facts.events_of(LogEventKind.KVCACHED_POOL_SHORT):
+        return False
     deaths = facts.events_of(LogEventKind.FATAL_ERROR, LogEventKind.ENGINE_DEAD)
     named_elsewhere = facts.events_of(*_OTHER_CAUSES)
     return bool(deaths) and not named_elsewhere and all(e.exception in _RACE_ROOTS for e in deaths)
@@ -42,7 +47,7 @@ def _died_of_the_race(facts: Facts) -> bool:
 def _short_finding(facts: Facts, event: LogEvent, _found: re.Match[str]) -> Finding:
     short = f"{event.num_gpu_blocks} blocks free < {event.blocks_needed} needed"
     evidence = [c.log_evidence(event, name="kvcached pool blocks", value=short)]
-    if not _died_of_the_race(facts):
+    if not died_of_the_race(facts):
         return RULE.finding(
             Severity.LOW,
             f"kvcached's shared KV pool was full for an allocation ({short})",

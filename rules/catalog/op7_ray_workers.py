@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from rules.catalog import common as c
-from rules.events import LogEvent, LogEventKind
+from rules.events import MISSING_MODULE, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, Finding, Rule, RulePage, Severity
 
@@ -28,8 +28,6 @@ ACTOR_IMPORT = re.compile(r"The actor with name (?P<actor>\w+) failed to import 
 BUNDLE_INDEX = re.compile(
     r"placement group bundle index (?P<index>\d+) is invalid\. Valid placement group indexes: 0-(?P<last>\d+)"
 )
-# The import error Ray prints under its refusal, naming the module the worker's Python could not import.
-MISSING_MODULE = re.compile(r"No module named '(?P<module>[\w.]+)'")
 _KINDS = (LogEventKind.UNPLACED_ERROR, LogEventKind.UNPLACED_LINE, LogEventKind.MODULE_NOT_FOUND)
 
 

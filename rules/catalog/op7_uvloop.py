@@ -24,7 +24,7 @@ def _check_uvloop(facts: Facts) -> list[Finding]:
         (
             e
             for e in facts.events_of(LogEventKind.UNPLACED_ERROR)
-            if (found := MISSING_MODULE.search(e.message or "")) and found["module"] == "uvloop"
+            if (found := MISSING_MODULE.search(e.message or "")) and found["module"].split(".")[0] == "uvloop"
         ),
         None,
     )

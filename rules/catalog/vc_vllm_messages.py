@@ -25,7 +25,7 @@ from rules.catalog.component_actions import COMPONENT_ACTIONS
 from rules.catalog.op7_checkpoint import unloadable_tensor
 from rules.catalog.vc_remedies import MM_LIMIT_DEFAULTS, MM_LIMIT_MESSAGES, REMEDIES, Remedy
 from rules.components import CONFIGURATION
-from rules.events import HTTP_ERROR_EXCEPTION, STARTUP_FAILURE_KINDS, CatalogRef, LogEvent, LogEventKind
+from rules.events import HTTP_ERROR_EXCEPTION, MISSING_MODULE, STARTUP_FAILURE_KINDS, CatalogRef, LogEvent, LogEventKind
 from rules.facts import Facts
 from rules.model import Category, ConfigChange, Evidence, Finding, Rule, RulePage, Severity
 
@@ -670,7 +670,7 @@ def _check_unplaced(facts: Facts) -> list[Finding]:
         actions.insert(0, _internal_check_action(root.exception or "", place))
     elif root.exception == "UnboundLocalError":
         actions.insert(0, _unbound_action(root))
-    elif (missing := _MISSING_MODULE.search(root.message or "")) and missing["module"].split(".")[0] != "vllm":
+    elif (missing := MISSING_MODULE.search(root.message or "")) and missing["module"].split(".")[0] != "vllm":
         actions.insert(0, _missing_module_action(missing["module"]))
     changes = worded_changes(root.message or "", flags, facts)
     if root.naming_message is not None:  # vLLM's own words for the value it failed on: act on them first
@@ -709,10 +709,6 @@ CPP_TERMINATE_TOLD = (
     "message is the cause as C++ saw it. Run once with CUDA_LAUNCH_BLOCKING=1 if it is a CUDA error, to see which "
     "call raised it."
 )
-
-
-# Python's words for an import that failed (vLLM's own modules missing are OP-7.16's: an install or a checkout).
-_MISSING_MODULE = re.compile(r"No module named '?(?P<module>[A-Za-z_][\w.]*\w)")
 
 
 def _missing_module_action(module: str) -> str:
