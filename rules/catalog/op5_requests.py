@@ -43,15 +43,14 @@ def _check_template_refused(facts: Facts) -> list[Finding]:
     return [
         RULE_TEMPLATE_REFUSED.finding(
             Severity.HIGH,
-            "the model's chat template refused the conversation's roles: no system message, user and assistant "
-            "alternating",
+            _roles_title(events[0]),
             summary="The error is raised by the model's own Jinja chat template, not by vLLM's checks: Mistral's and "
             "Llama 2's templates allow only user and assistant turns in alternation (a system message breaks it), "
             "Gemma's has no system role. vLLM returns the template's error as HTTP 400.",
             evidence=[c.log_evidence(events[0], name="chat template error")],
             actions=[
                 "Send no system message in the request: merge its text into the first user message, and keep user "
-                "and assistant turns alternating.",
+                "and assistant turns alternating (merge consecutive messages of one role into one).",
             ],
             alternatives=[
                 ConfigChange(
@@ -65,6 +64,22 @@ def _check_template_refused(facts: Facts) -> list[Finding]:
             confidence=0.9,
         )
     ]
+
+
+def _roles_title(event: LogEvent) -> str:
+    """The template's own demand when it states one: Mistral's and Llama 2's templates raise `Conversation roles must
+    alternate user/assistant/user/assistant/...` for a system message and for two turns of one role in a row alike
+    (weaviate/Verba#150: a RAG app's history, no system message), so the title says what the template asks for and
+    names both ways to break it rather than guessing the system message."""
+    said = event.message or event.raw or ""
+    if "must alternate" in said:
+        return (
+            "the model's chat template refused the conversation's roles: they must alternate user/assistant (a system "
+            "message, or two turns of one role in a row, breaks that)"
+        )
+    return (
+        "the model's chat template refused the conversation's roles: no system message, user and assistant alternating"
+    )
 
 
 # Templates that refuse a conversation for where its turns stand (a system message allowed first and once, then

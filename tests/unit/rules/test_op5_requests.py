@@ -26,7 +26,10 @@ def test_a_template_that_refuses_the_roles_says_to_merge_the_system_message():
     )
     top = evaluate(facts).findings[0]
     assert top.rule == "OP-5.19" and "chat template refused" in top.title
+    # the template's own demand, and both ways to break it: vllm#2080 sent a system message, Verba#150 a history
+    assert "must alternate user/assistant" in top.title and "two turns of one role in a row" in top.title
     assert top.actions[0].startswith("Send no system message in the request")
+    assert "merge consecutive messages of one role" in top.actions[0]
     template = top.alternatives[0]  # weaviate/Verba#150: a template of the operator's own fixed it server-side
     assert template.flag == "--chat-template" and template.kind == "flag" and "system role" in template.proposed
 

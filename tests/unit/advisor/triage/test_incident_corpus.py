@@ -42,7 +42,6 @@ WRONG_TODAY = frozenset(
         "runtime-llama4-fa3-scheduler-metadata",
         "runtime-llmd-nixl-keyerror-prefill",
         "runtime-minicpmo45-audio-pool-step-stage0-crash",
-        "runtime-mistral-chat-template-roles-alternate",
         "runtime-mm-extra-image-placeholder-token",
         "runtime-mm-image-fetch-timeout-500",
         "runtime-mooncake-ascend-pd-global-segment-size",
