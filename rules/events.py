@@ -384,6 +384,10 @@ class LogEventKind(str, Enum):
     # disabled" (message: offline, HF_HUB_OFFLINE or local_files_only) or transformers' "We couldn't connect to
     # 'https://huggingface.co' to load …, and couldn't find … in the cached files" (message: unreachable)
     HUB_NOT_CACHED = "hub_not_cached"
+    # VLLM_USE_MODELSCOPE turned on where the text shows it set (`export VLLM_USE_MODELSCOPE=True`, `-e
+    # VLLM_USE_MODELSCOPE=true`): vLLM is to fetch the model from ModelScope, not the Hugging Face Hub; message: the
+    # assignment
+    MODELSCOPE_ON = "modelscope_on"
     # the Hub's TLS certificate not trusted where the client runs: "[SSL: CERTIFICATE_VERIFY_FAILED] certificate
     # verify failed: self-signed certificate in certificate chain" on a line naming huggingface.co (or hf.co,
     # hf-mirror.com); message: OpenSSL's reason
@@ -616,6 +620,13 @@ class LogEventKind(str, Enum):
     # the answer (content, text, tool calls) and of delta.reasoning(_content), the last finish_reason, and the lines
     # the paste left between chunks
     STREAMED_ANSWER = "streamed_answer"
+    # vLLM's Python objects an offline user printed (advisor/collect/offline_outputs.py): a `SamplingParams(…)` repr
+    # (min_tokens, requested_tokens: its max_tokens, stop_strings) …
+    OFFLINE_SAMPLING_PARAMS = "offline_sampling_params"
+    # … and what one request generated: a `RequestOutput(…)` / `CompletionOutput(…)` repr, or the fields a serving
+    # adapter answered with (`"generated_token_count": 2`, `"stop_reason": "stop"`): generated_tokens, token_ids (the
+    # output's), prompt_token_ids, finish_reason; message: the output's text as printed
+    OFFLINE_OUTPUT = "offline_output"
     # kvcached's pool short of the KV blocks vLLM's scheduler asked for (kvcached's kv_cache_manager.py:
     # "[kvcached][WARNING] kv_cache_manager.py:174 available_size()=71 < need_size=76"); num_gpu_blocks: blocks free,
     # blocks_needed: blocks asked for
@@ -1320,6 +1331,10 @@ class LogEvent(BaseModel):
     reasoning_chars: int | None = None  # … and of delta.reasoning or delta.reasoning_content …
     finish_reason: str | None = None  # … how it ended (its last non-null finish_reason) …
     stream_gaps: int | None = None  # … and the lines between its chunks that are no part of a stream (a paste's `...`)
+    min_tokens: int | None = None  # a printed SamplingParams' min_tokens (OFFLINE_SAMPLING_PARAMS) …
+    stop_strings: list[str] = Field(default_factory=list)  # … and its stop strings
+    generated_tokens: int | None = None  # tokens one printed output holds (OFFLINE_OUTPUT) …
+    prompt_token_ids: list[int] = Field(default_factory=list)  # … and its prompt's ids, as printed
     blocks_needed: int | None = None  # KV blocks an allocation asked kvcached's pool for (of num_gpu_blocks free)
     probe_delay_s: float | None = None  # a probe's settings: initialDelaySeconds …
     probe_period_s: float | None = None  # … periodSeconds …
@@ -1601,6 +1616,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.RAY_REPLICA_UNPLACED: ("message", "gpus_required", "gpus_available", "component", "elapsed_s"),
     LogEventKind.FD_LIMIT: ("message", "fd_limit"),
     LogEventKind.HUB_NOT_CACHED: ("message", "timeout_ms"),
+    LogEventKind.MODELSCOPE_ON: ("message",),
     LogEventKind.HUB_TLS_UNTRUSTED: ("message",),
     LogEventKind.HUB_UNAVAILABLE: ("message", "status"),
     LogEventKind.PORT_IN_USE: ("message", "component", "address"),
@@ -1720,6 +1736,8 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "finish_reason",
         "stream_gaps",
     ),
+    LogEventKind.OFFLINE_SAMPLING_PARAMS: ("min_tokens", "requested_tokens", "stop_strings"),
+    LogEventKind.OFFLINE_OUTPUT: ("message", "generated_tokens", "token_ids", "prompt_token_ids", "finish_reason"),
     LogEventKind.VLLM_VERSION_UNBUILT: ("component",),
     LogEventKind.ROUTE_NOT_FOUND: ("message", "component"),
     LogEventKind.UNAUTHORIZED: ("message", "component"),

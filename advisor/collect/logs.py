@@ -26,6 +26,7 @@ from advisor.catalog.vllm_messages import CatalogMatch, check_statement, message
 from advisor.collect import refused_names
 from advisor.collect.log_patterns import candidates
 from advisor.collect.log_transport import carried_lines
+from advisor.collect.offline_outputs import OfflineOutputs
 from advisor.collect.pasted_text import (
     Frame,
     Unwrapped,
@@ -268,6 +269,7 @@ class LogReadResult:
     last_start_line: int | None = None  # where the last of several starts begins
     quoted_metrics: QuotedMetrics = field(default_factory=QuotedMetrics)  # figures a person quoted (not vLLM's lines)
     streamed: StreamedChunks = field(default_factory=StreamedChunks)  # a pasted stream's chunks (server-sent events)
+    offline: OfflineOutputs = field(default_factory=OfflineOutputs)  # printed SamplingParams and outputs
     # the text ends inside a traceback: frames read, and no exception line after them (a paste cut short)
     ends_in_traceback: bool = False
     cut_traceback_named: bool = False  # that traceback's error was logged in words on the line before it
@@ -295,6 +297,7 @@ class LogReadResult:
             (self.unplaced_lines, "error line(s) it could not place"),
             (len(self.quoted_metrics.samples), "metric figure(s) quoted"),
             (self.streamed.chunks, "streamed chunk(s)"),
+            (len(self.offline.events(self.source)), "printed vLLM object(s) (SamplingParams, an output)"),
         )
         parts += [f", {count} {what}" for count, what in counted if count]
         if self.carriers:
@@ -344,10 +347,12 @@ def parse_lines(lines: Iterable[str], source: str = "log", label: str | None = N
                 f"{where}: line {line_no} holds NUL bytes, so this is not text; pass the server's vLLM log or "
                 "the error text itself (a file, or '-' for stdin)"
             )
+        result.offline.read(line, line_no, source)  # printed objects are read whole, and as lines too
         if not result.streamed.read(line, line_no):  # a streamed answer's chunk is read with the others, at the end
             _read_piece(unwrap(line), line_no, source, state, result)
     if (streamed := result.streamed.event(source)) is not None:
         result.events.append(streamed)
+    result.events += result.offline.events(source)
     for kind, newest in NEWEST_KEPT.items():
         _drop_oldest(result, kind, newest, slack=0)
     if result.lines_read == 0:
