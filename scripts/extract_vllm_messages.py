@@ -23,10 +23,11 @@ environment variables the message names, a phase guessed from the path, and the 
 that have it, with `first_release` / `last_release` where its first (last) patch is not the first (newest) one
 read of that minor. Beside the messages, `engine_args` lists every field of EngineArgs and AsyncEngineArgs, and every
 keyword of SamplingParams, with the minors that declare it: what a caller could pass each release; `extras` the
-packages each of vLLM's extras installs (`video`: decord), from the wheel's METADATA. What it misses:
-docs/vllm-messages.md.
+packages each of vLLM's extras installs (`video`: decord), from the wheel's METADATA; `architectures` the model
+architectures each release's registry builds (the releases an architecture `not supported for now` needs). What
+it misses: docs/vllm-messages.md.
 
-Regenerate (7 minutes on 2 cores with a near PyPI mirror, parsing most of it; 69 wheels of 70-510 MB, about 20 GB
+Regenerate (7 to 27 minutes on 2 cores with a near PyPI mirror, parsing most of it; 69 wheels of 70-510 MB, about 20 GB
 downloaded in all, one on disk at a time; the wheel, not the sdist, because pip cannot fetch vLLM's sdist without
 building it):
 
@@ -883,6 +884,34 @@ def wheel_extras(wheel: Path) -> dict[str, list[str]]:
     return extras
 
 
+# The model registry's tables (`_TEXT_GENERATION_MODELS = {"LlamaForCausalLM": ("llama", …), …}` in
+# vllm/model_executor/models/registry.py; `_MODELS` in models/__init__.py before 0.6): the architectures a release
+# builds. Not the tables of architectures it no longer builds (`_PREVIOUSLY_SUPPORTED_MODELS`: until which release;
+# `_OOT_SUPPORTED_MODELS`: which plugin has them now) nor ROCm's partial-support notes.
+REGISTRY_FILES = ("vllm/model_executor/models/registry.py", "vllm/model_executor/models/__init__.py")
+_REGISTRY_TABLE = re.compile(r"_\w*MODELS")
+_NOT_BUILT_TABLES = ("PREVIOUSLY", "OOT", "ROCM")
+
+
+def registry_architectures(sources: dict[str, str]) -> dict[str, list[str]]:
+    """table (`text_generation_models`) -> the architectures its literal keys name, for one release: when a
+    release first lists an architecture is the smallest upgrade that runs a model vLLM refused as `not supported
+    for now` (Qwen3_5MoeForConditionalGeneration: 0.17.0)."""
+    tables: dict[str, list[str]] = {}
+    for path in REGISTRY_FILES:
+        for node in ast.parse(sources.get(path, "")).body:
+            target = node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None
+            target = node.target if isinstance(node, ast.AnnAssign) else target
+            name = target.id if isinstance(target, ast.Name) else ""
+            value = getattr(node, "value", None)
+            if not _REGISTRY_TABLE.fullmatch(name) or any(word in name for word in _NOT_BUILT_TABLES):
+                continue
+            if isinstance(value, ast.Dict):
+                keys = [k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+                tables.setdefault(name.strip("_").lower(), []).extend(keys)
+    return {table: sorted(set(names)) for table, names in tables.items() if names}
+
+
 # ---------------------------------------------------------------- one version, all versions
 
 
@@ -896,6 +925,7 @@ class VersionResult:
     engine_fields: int
     engine_args: dict[str, list[str]] = field(default_factory=dict)  # class -> its fields
     extras: dict[str, list[str]] = field(default_factory=dict)  # extra -> the packages it installs
+    architectures: dict[str, list[str]] = field(default_factory=dict)  # registry table -> the architectures in it
 
 
 def extract_version(minor: str, release: str, wheel: Path, jobs: int) -> VersionResult:
@@ -916,7 +946,17 @@ def extract_version(minor: str, release: str, wheel: Path, jobs: int) -> Version
             unparsed[path] = found
         else:
             entries += found
-    return VersionResult(minor, release, len(sources), entries, unparsed, len(fields), classes, wheel_extras(wheel))
+    return VersionResult(
+        minor,
+        release,
+        len(sources),
+        entries,
+        unparsed,
+        len(fields),
+        classes,
+        wheel_extras(wheel),
+        registry_architectures(sources),
+    )
 
 
 # A wordless check written in more files of one release than this (`assert intermediate_tensors is not None`, in 111
@@ -1002,6 +1042,12 @@ def merge_engine_args(results: list[VersionResult]) -> list[dict[str, Any]]:
 def merge_extras(results: list[VersionResult]) -> list[dict[str, Any]]:
     """One row per (extra, package) with the minors whose extra installs it (`video`, `decord`: 0.6–0.7)."""
     return _merge_pairs(results, lambda result: result.extras, ("extra", "package"))
+
+
+def merge_architectures(results: list[VersionResult]) -> list[dict[str, Any]]:
+    """One row per (registry table, architecture) with the minors whose registry lists it, and the first (last)
+    patch where that is not the first (newest) patch read of its minor."""
+    return _merge_pairs(results, lambda result: result.architectures, ("table", "architecture"))
 
 
 def _merge_pairs(
@@ -1099,9 +1145,10 @@ def write_catalog(
     entries: list[dict[str, Any]],
     engine_args: list[dict[str, Any]],
     extras: list[dict[str, Any]],
+    architectures: list[dict[str, Any]],
 ) -> None:
-    """JSON with sorted keys: the header indented, then one message per line, one engine argument per line, and one
-    extra's package per line."""
+    """JSON with sorted keys: the header indented, then one message per line, one engine argument per line, one
+    extra's package per line, and one registry table's architecture per line."""
     path.parent.mkdir(parents=True, exist_ok=True)
     header_text = json.dumps(header, sort_keys=True, indent=1, ensure_ascii=False)
 
@@ -1117,6 +1164,8 @@ def write_catalog(
         + lines(engine_args)
         + '\n],\n"extras": [\n'
         + lines(extras)
+        + '\n],\n"architectures": [\n'
+        + lines(architectures)
         + "\n]}\n"
     )
     tmp = path.with_suffix(path.suffix + ".tmp")
@@ -1232,8 +1281,10 @@ def main(argv: list[str] | None = None) -> int:
     header = build_header(results, entries, skipped, failed)
     extras = merge_extras(results)
     header["totals"]["engine_args"] = len(engine_args)
+    architectures = merge_architectures(results)
     header["totals"]["extras"] = len(extras)
-    write_catalog(args.out, header, entries, engine_args, extras)
+    header["totals"]["architectures"] = len({row["architecture"] for row in architectures})
+    write_catalog(args.out, header, entries, engine_args, extras, architectures)
     totals = header["totals"]
     print(
         f"wrote {args.out}: {totals['entries']} entries ({totals['with_flag']} name a flag, "

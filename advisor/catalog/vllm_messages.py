@@ -124,6 +124,10 @@ class MessageCatalog:
         self._extras: dict[str, list[tuple[str, tuple[str, str]]]] = {}
         for row in document.get("extras", []):
             self._extras.setdefault(row["package"], []).append((row["extra"], _exact_span(row)))
+        # architecture -> the (first, last) releases each registry table that lists it spans
+        self._architectures: dict[str, list[tuple[str, str]]] = {}
+        for row in document.get("architectures", []):
+            self._architectures.setdefault(row["architecture"], []).append(_exact_span(row))
         self._by_word: dict[str, list[int]] = {}
         frequency: dict[str, int] = {}
         # Anchored in the first sentence: a cut paste keeps that one (`_leading_sentences`).
@@ -272,6 +276,46 @@ class MessageCatalog:
             return None
         extra, (first, last) = max(rows, key=lambda row: _release_end(row[1][1]))
         return extra, first, last
+
+    def architecture_releases(self, architecture: str) -> tuple[str, str] | None:
+        """(first, last) release whose model registry lists `architecture` (Qwen3_5MoeForConditionalGeneration:
+        0.17.0 to the newest read), the first as a patch where the catalog read it in one; None when no release
+        read lists it (an architecture only a plugin or the Transformers backend runs)."""
+        spans = self._architectures.get(architecture)
+        if not spans:
+            return None
+        first = min((span[0] for span in spans), key=_minor)
+        last = max((span[1] for span in spans), key=_release_end)
+        return self._first_patch_read(first) if len(_minor(first)) == 2 else first, last
+
+    def _first_patch_read(self, minor: str) -> str:
+        """The oldest patch the catalog read of `minor` (`0.17` -> `0.17.0`): where a row's span starts with its
+        whole minor, that patch already had it."""
+        version = next((v for v in self.header.get("versions", []) if v["minor"] == minor), None)
+        return str(version["releases"][0]) if version and version.get("releases") else minor
+
+    def runs_in_newest(self, architecture: str) -> bool:
+        """Whether the newest release read builds `architecture`: its registry lists it, or lists the model it is
+        converted from. vLLM resolves a name it does not list by swapping its suffix for another of
+        ARCHITECTURE_SUFFIXES whose model it lists (`Qwen2ForSequenceClassification` from `Qwen2ForCausalLM`, an
+        adapter over it: vllm/model_executor/models/registry.py's _normalize_arch, 0.34), so such a name leaving the
+        registry's tables was no removal."""
+        newest = self.newest_minor()
+        suffix = next((s for s in ARCHITECTURE_SUFFIXES if architecture.endswith(s)), None)
+        names = [architecture]
+        if suffix is not None:
+            names += [architecture.removesuffix(suffix) + other for other in ARCHITECTURE_SUFFIXES if other != suffix]
+        return any(
+            _minor(span[1])[:2] == _minor(newest)[:2] for name in names for span in self._architectures.get(name, [])
+        )
+
+    def knows_architectures(self) -> bool:
+        """Whether the catalog read the releases' model registries at all (a catalog built before it did has none)."""
+        return bool(self._architectures)
+
+    def newest_minor(self) -> str:
+        """The newest minor release the catalog read (`0.34`)."""
+        return str(max((v["minor"] for v in self.header.get("versions", [])), key=_minor, default=""))
 
     def _holding_rarest(self, words: set[str]) -> set[int]:
         """The entries holding the rarest of `words` that the catalog knows: a paste cut inside an entry's rarest
@@ -472,6 +516,25 @@ def _distinct(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         entry["wording_last"] = max((last for _, last in spans), key=_release_end)
     return list(newest.values())
 
+
+# The architecture suffixes vLLM resolves into one another (vllm/config/model.py's _SUFFIX_TO_DEFAULTS, 0.34: a
+# `…ForSequenceClassification` is built from the registry's `…ForCausalLM`), longest match first where one ends another
+ARCHITECTURE_SUFFIXES = (
+    "ForConditionalGeneration",
+    "ForSequenceClassification",
+    "ForTokenClassification",
+    "ForAudioClassification",
+    "ForImageClassification",
+    "ForVideoClassification",
+    "ClassificationModel",
+    "ForRewardModeling",
+    "ForTextEncoding",
+    "EmbeddingModel",
+    "LMHeadModel",
+    "RewardModel",
+    "ForCausalLM",
+    "ChatModel",
+)
 
 PLACE_KEYS = ("file", "line", "first", "last", "first_release", "last_release")
 

@@ -845,6 +845,7 @@ def _catalog_event(ref: CatalogRef, text: str, exception: str | None, phase: str
         phase=phase if phase != "unknown" else ref.phase,
         known_in_release=refused_names.release_knowing(ref),
         known_releases=refused_names.releases_having(ref),
+        absent_from_releases=refused_names.architecture_never_listed(ref),
         accepted_instead=refused_names.accepted_instead(ref),
         **common,
     )

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from advisor.catalog.vllm_interface import interface_release, is_flag, part_type_instead, quantization_methods
 from advisor.catalog.vllm_messages import message_catalog
 from advisor.collect.pasted_text import Frame
-from rules.catalog.common import installed_package
+from rules.catalog.common import installed_package, refused_architectures
 from rules.events import (
     CONFIG_ATTRIBUTE,
     ENGINE_ARG_CLASSES,
@@ -213,11 +213,34 @@ def _refused_quantization(ref: CatalogRef) -> str | None:
     return name if name and ref.template.startswith(_QUANTIZATION_REFUSALS) else None
 
 
+def _architecture_span(ref: CatalogRef) -> tuple[str, str] | None:
+    """(first, last) release whose registry lists one of the refused architectures (the first of the config's
+    list the registry knows), from the catalog's reading of every release's model registry."""
+    catalog = message_catalog()
+    return next(filter(None, (catalog.architecture_releases(a) for a in refused_architectures(ref))), None)
+
+
+def architecture_never_listed(ref: CatalogRef) -> str | None:
+    """The releases read ("0.4–0.34") when no release's registry lists any architecture this message refused: no
+    vLLM release builds the model natively, so no upgrade runs it (the Transformers backend or a plugin may)."""
+    if not refused_architectures(ref) or not message_catalog().knows_architectures():
+        return None
+    if _architecture_span(ref) is not None:
+        return None
+    versions = message_catalog().header.get("versions", [])
+    return f"{versions[0]['minor']}–{versions[-1]['minor']}" if versions else None
+
+
 def release_knowing(ref: CatalogRef) -> str | None:
-    """The first vLLM release read that knows the quantization method this message refused, when the newest read
-    does: the release read of the oldest minor whose source has the method's module (mxfp4: 0.10.2), so the upgrade
-    named is the smallest one servops can vouch for; the newest interface's release when no message of the catalog
-    comes from that module."""
+    """The first vLLM release read that knows the quantization method or the model architecture this message
+    refused, when the newest read does: for a method, the release read of the oldest minor whose source has its
+    module (mxfp4: 0.10.2; the newest interface's release when no message comes from that module); for an
+    architecture, the first release whose model registry lists it (Qwen3_5MoeForConditionalGeneration: 0.17.0).
+    The smallest upgrade servops can vouch for. For an architecture later releases dropped (releases_having names
+    them) it is where that span starts: the rule tells which side of it the installed release is."""
+    span = _architecture_span(ref)
+    if span is not None:
+        return span[0]
     name = _refused_quantization(ref)
     if name is None or name not in quantization_methods():
         return None
@@ -227,7 +250,15 @@ def release_knowing(ref: CatalogRef) -> str | None:
 
 def releases_having(ref: CatalogRef) -> str | None:
     """The releases whose source has the module of a quantization method this message refused and the newest
-    release read no longer knows (bitsandbytes: 0.5–0.27), from where the catalog's messages were said."""
+    release read no longer knows (bitsandbytes: 0.5–0.27), from where the catalog's messages were said; or whose
+    registry listed a refused architecture the newest no longer lists."""
+    span = _architecture_span(ref)
+    if span is not None:
+        catalog = message_catalog()
+        if any(catalog.runs_in_newest(name) for name in refused_architectures(ref)):
+            return None
+        last = catalog.release_read(span[1]) if span[1].count(".") == 1 else span[1]  # the minor's newest patch
+        return f"{span[0]}–{last}"
     name = _refused_quantization(ref)
     if name is None or name in quantization_methods():
         return None

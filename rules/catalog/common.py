@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 
 from rules import signals, vllm_defaults
-from rules.events import STARTUP_FAILURE_KINDS, LogEvent, LogEventKind
+from rules.events import STARTUP_FAILURE_KINDS, CatalogRef, LogEvent, LogEventKind
 from rules.facts import ConfigSource, Facts
 from rules.model import ConfigChange, Evidence, Finding, Severity
 
@@ -711,3 +711,16 @@ def on_kind(kind: LogEventKind, build: PhraseFinding) -> Callable[[Facts], list[
     event becomes the finding `build` makes of it, with the event's whole words as the match. Why: the same check as
     `on_phrase`'s, for rules whose phrase is the event kind itself."""
     return on_phrase(_WHOLE, build, kinds=(kind,))
+
+
+# vLLM's refusal of a model's architectures (`Model architectures ['Qwen3_5MoeForConditionalGeneration'] are not
+# supported for now. Supported architectures: …`, 0.2 to 0.34): its field holds the config's list.
+ARCHITECTURES_REFUSED = "Model architectures {architectures} are not supported for now"
+_ARCHITECTURE = re.compile(r"[A-Za-z_]\w*")
+
+
+def refused_architectures(ref: CatalogRef) -> list[str]:
+    """The architectures vLLM's registry refused, as the model's config lists them; [] for any other message."""
+    if not ref.template.startswith(ARCHITECTURES_REFUSED):
+        return []
+    return _ARCHITECTURE.findall(ref.captured.get("architectures", ""))

@@ -112,12 +112,7 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
     if not raised and remedy is not None and remedy.severity is not None:
         severity = remedy.severity
     changes, alternatives, actions = _fix(ref, facts)
-    if event.known_in_release:
-        actions = [_upgrade_action(ref, event.known_in_release), *actions]
-    if event.known_releases:
-        actions = [_releases_action(ref, event.known_releases), *actions]
-    if event.accepted_instead:
-        actions = [_part_type_action(ref, event.accepted_instead), *actions]
+    actions = _architecture_actions(event, ref, facts) or _dated_actions(event, ref, actions)
     # an assert that checks the user's settings (its remedy says so) is a refusal, not vLLM disagreeing with itself
     internal = ref.kind in INTERNAL_CHECKS and not (remedy is not None and remedy.settings_check)
     if internal and not actions:
@@ -153,6 +148,51 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
     )
 
 
+def _architecture_actions(event: LogEvent, ref: CatalogRef, facts: Facts) -> list[str]:
+    """A refused architecture's one action, from the releases whose model registry lists it: none does; a newer
+    release does (upgrade); or only a span of releases did, and the installed version, where the text states it,
+    says which side of the span it is on. [] for any other message, or an architecture the catalog cannot date."""
+    if not c.refused_architectures(ref):
+        return []
+    if event.absent_from_releases:
+        return [_never_listed_action(ref, event.absent_from_releases)]
+    first = event.known_in_release
+    if first is None:
+        return []
+    if not event.known_releases:
+        return [_upgrade_action(ref, first)]
+    last = event.known_releases.split("–")[-1]
+    installed, since, until = c.vllm_release(facts), c.release_of(first), c.release_of(last)
+    if installed is not None and since is not None and installed < since:
+        return [_upgrade_action(ref, first)]
+    if installed is not None and until is not None and installed > until:
+        return [_releases_action(ref, event.known_releases)]
+    return [_either_side_action(ref, first, last)]
+
+
+def _either_side_action(ref: CatalogRef, first: str, last: str) -> str:
+    """A refused architecture only a span of releases listed, the installed version not stated."""
+    name = c.refused_architectures(ref)[0]
+    return (
+        f"vLLM {first} to {last} list {name} in their model registry. `pip show vllm` says which side of that span "
+        f"the installed one is on: older than {first}, upgrade vLLM to a release in the span (`pip install "
+        f"'vllm>={first},<={last}'`); newer than {last}, it no longer lists the architecture (a release in the span, "
+        "or the plugin or Transformers backend, --model-impl transformers, runs it)."
+    )
+
+
+def _dated_actions(event: LogEvent, ref: CatalogRef, actions: list[str]) -> list[str]:
+    """The actions the releases' history adds before the message's own: the release that first knows a refused
+    name, the releases that had it, the content part type taken instead."""
+    if event.known_in_release:
+        actions = [_upgrade_action(ref, event.known_in_release), *actions]
+    if event.known_releases:
+        actions = [_releases_action(ref, event.known_releases), *actions]
+    if event.accepted_instead:
+        actions = [_part_type_action(ref, event.accepted_instead), *actions]
+    return actions
+
+
 def _source_action(ref: CatalogRef) -> str:
     """A refusal whose words name no setting and no remedy is known for: where its check is, so the next step is
     reading the condition that raised it rather than guessing."""
@@ -166,7 +206,18 @@ def _source_action(ref: CatalogRef) -> str:
 
 def _upgrade_action(ref: CatalogRef, release: str) -> str:
     """A refused name a newer release knows: the installed vLLM version predates it. `release` is the oldest release
-    read whose source has the method's module (mxfp4: 0.10.2), the smallest upgrade servops can vouch for."""
+    read whose source has the method's module (mxfp4: 0.10.2), or whose model registry lists the architecture
+    (Qwen3_5MoeForConditionalGeneration: 0.17.0), the smallest upgrade servops can vouch for."""
+    architectures = c.refused_architectures(ref)
+    if architectures:
+        return (
+            f"Upgrade vLLM to {release} or later: of the releases servops read (every release's model registry), "
+            f"{release} is the oldest that lists {architectures[0]}, so the installed vLLM predates the model. "
+            f"`pip install -U 'vllm>={release}'`, or an image of that release or later; `pip show vllm` says "
+            "which is installed, and an image or serving platform that pins an older vLLM (its worker, its base "
+            "image) holds it back until it moves. A model that new may also need the transformers release that "
+            "vLLM pins."
+        )
     name = ref.captured.get("quantization", "the name").strip("`'\" ")
     supported = ref.captured.get("supported_quantization")
     accepts = f" (it accepts only {supported})" if supported else ""
@@ -223,8 +274,16 @@ def _unbound_action(root: LogEvent) -> str:
 
 
 def _releases_action(ref: CatalogRef, releases: str) -> str:
-    """A refused quantization method the newest release no longer has: the releases that had it, and the way
-    around it that needs no release, the model's unquantized weights."""
+    """A refused quantization method (or model architecture) the newest release no longer has: the releases that
+    had it, and the way around it that needs no release, the model's unquantized weights."""
+    architectures = c.refused_architectures(ref)
+    if architectures:
+        last = releases.split("–")[-1]
+        return (
+            f"vLLM {releases.replace('–', ' to ')} list {architectures[0]} in their model registry; later releases "
+            f"dropped it. Run a release in that range (`pip install 'vllm=={last}'`), or the plugin or Transformers "
+            "backend (--model-impl transformers) that runs it now."
+        )
     name = ref.captured.get("quantization", "the method").strip("`'\" ")
     return (
         f"vLLM {releases.replace('–', ' to ')} have the {name} quantization method (its module is in their "
@@ -232,6 +291,17 @@ def _releases_action(ref: CatalogRef, releases: str) -> str:
         f"(`pip show vllm`). Run a release in that range, or serve the model without {name}: its unquantized "
         "16-bit weights (a fine-tune saved quantized can be saved again with its adapters merged into 16-bit "
         "weights)."
+    )
+
+
+def _never_listed_action(ref: CatalogRef, releases: str) -> str:
+    """An architecture no release's model registry lists: no upgrade builds it natively."""
+    return (
+        f"No vLLM release from {releases.replace('–', ' to ')} lists {c.refused_architectures(ref)[0]} in its model "
+        "registry, so no upgrade runs it natively. Try vLLM's Transformers backend (`--model-impl transformers`, "
+        "for a model transformers itself implements), a plugin that registers the architecture (the model card "
+        "names one when it has it), or check the config's `architectures`: a fine-tune saved with a wrapper's class "
+        "name (a training framework's) needs the base model's name there."
     )
 
 

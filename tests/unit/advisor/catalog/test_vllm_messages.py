@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from advisor.catalog.vllm_messages import message_catalog
+
 ROOT = Path(__file__).resolve().parents[4]
 SCRIPT = ROOT / "scripts" / "extract_vllm_messages.py"
 CATALOG = ROOT / "advisor" / "catalog" / "vllm_messages.json"
@@ -765,3 +767,47 @@ def test_the_catalog_holds_which_releases_samplingparams_took_each_keyword():
     row = next(r for r in catalog()["engine_args"] if (r["class"], r["field"]) == ("SamplingParams", "use_beam_search"))
     assert row["last_release"] == "0.6.2" and "first_release" not in row
     assert rows[("SamplingParams", "max_tokens")] == ALL_MINORS
+
+
+# vllm 0.16.0, vllm/model_executor/models/registry.py (cut to two entries of each table shown)
+REGISTRY = """
+_TEXT_GENERATION_MODELS = {
+    "LlamaForCausalLM": ("llama", "LlamaForCausalLM"),
+    "Qwen3NextForCausalLM": ("qwen3_next", "Qwen3NextForCausalLM"),
+}
+
+_TRANSFORMERS_SUPPORTED_MODELS = {
+    # Text generation models
+    "SmolLM3ForCausalLM": ("transformers", "TransformersForCausalLM"),
+}
+
+_VLLM_MODELS = {
+    **_TEXT_GENERATION_MODELS,
+    **_TRANSFORMERS_SUPPORTED_MODELS,
+}
+
+_PREVIOUSLY_SUPPORTED_MODELS = {
+    "MotifForCausalLM": "0.10.2",
+    "Phi3SmallForCausalLM": "0.9.2",
+}
+"""
+
+
+def test_the_registrys_literal_tables_are_the_architectures_a_release_builds():
+    tables = extractor().registry_architectures({"vllm/model_executor/models/registry.py": textwrap.dedent(REGISTRY)})
+    assert tables == {
+        "text_generation_models": ["LlamaForCausalLM", "Qwen3NextForCausalLM"],
+        "transformers_supported_models": ["SmolLM3ForCausalLM"],
+    }  # not the splat of them all, and not the architectures it no longer builds
+
+
+def test_the_catalog_dates_each_architecture_by_the_releases_whose_registry_lists_it():
+    catalog = message_catalog()
+    assert catalog.architecture_releases("Qwen3_5MoeForConditionalGeneration") == ("0.17.0", "0.34")
+    assert catalog.architecture_releases("LlamaForCausalLM") == ("0.4.0.post1", "0.34")  # the first 0.4 build read
+    first, last = catalog.architecture_releases("MllamaForConditionalGeneration")
+    assert last == "0.10"  # dropped after 0.10.2 (its registry's previously-supported table says so)
+    assert catalog.architecture_releases("NoSuchModelForCausalLM") is None
+    # 0.10 on builds a sequence classifier from the registry's causal LM: its own row ending was no removal
+    assert catalog.architecture_releases("Qwen2ForSequenceClassification")[1] == "0.9"
+    assert catalog.runs_in_newest("Qwen2ForSequenceClassification") and not catalog.runs_in_newest("QWenLMHeadModel")

@@ -78,7 +78,6 @@ WRONG_TODAY = frozenset(
         "startup-omni-stage-ready-timeout-incomplete-weights",
         "startup-pascal-vllm-package-not-found",
         "startup-phi3-small-blocksparse-v100",
-        "startup-runpod-qwen35-moe-arch-unsupported",
         "startup-runpod-workspace-mount-hides-vllm",
         "startup-search-r1-engineargs-model-hf-config-vllm07",
         "startup-showui-qwen2vl-processor-profiling",
