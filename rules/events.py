@@ -384,9 +384,9 @@ class LogEventKind(str, Enum):
     # disabled" (message: offline, HF_HUB_OFFLINE or local_files_only) or transformers' "We couldn't connect to
     # 'https://huggingface.co' to load …, and couldn't find … in the cached files" (message: unreachable)
     HUB_NOT_CACHED = "hub_not_cached"
-    # VLLM_USE_MODELSCOPE turned on where the text shows it set (`export VLLM_USE_MODELSCOPE=True`, `-e
-    # VLLM_USE_MODELSCOPE=true`): vLLM is to fetch the model from ModelScope, not the Hugging Face Hub; message: the
-    # assignment
+    # VLLM_USE_MODELSCOPE turned on where the text shows it set (advisor/collect/env_switches.py: `export
+    # VLLM_USE_MODELSCOPE=True`, `-e VLLM_USE_MODELSCOPE=true`): vLLM is to fetch the model from ModelScope, not the
+    # Hugging Face Hub; message: the assignment
     MODELSCOPE_ON = "modelscope_on"
     # the Hub's TLS certificate not trusted where the client runs: "[SSL: CERTIFICATE_VERIFY_FAILED] certificate
     # verify failed: self-signed certificate in certificate chain" on a line naming huggingface.co (or hf.co,
@@ -620,6 +620,10 @@ class LogEventKind(str, Enum):
     # the answer (content, text, tool calls) and of delta.reasoning(_content), the last finish_reason, and the lines
     # the paste left between chunks
     STREAMED_ANSWER = "streamed_answer"
+    # a non-streamed OpenAI response body pasted whole (advisor/collect/answer_body.py): answer_chars (content and tool
+    # calls), reasoning_chars (message.reasoning or reasoning_content), finish_reason, generated_tokens (usage's
+    # completion_tokens)
+    ANSWER_BODY = "answer_body"
     # vLLM's Python objects an offline user printed (advisor/collect/offline_outputs.py): a `SamplingParams(…)` repr
     # (min_tokens, requested_tokens: its max_tokens, stop_strings) …
     OFFLINE_SAMPLING_PARAMS = "offline_sampling_params"
@@ -1736,6 +1740,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
         "finish_reason",
         "stream_gaps",
     ),
+    LogEventKind.ANSWER_BODY: ("message", "answer_chars", "reasoning_chars", "finish_reason", "generated_tokens"),
     LogEventKind.OFFLINE_SAMPLING_PARAMS: ("min_tokens", "requested_tokens", "stop_strings"),
     LogEventKind.OFFLINE_OUTPUT: ("message", "generated_tokens", "token_ids", "prompt_token_ids", "finish_reason"),
     LogEventKind.VLLM_VERSION_UNBUILT: ("component",),

@@ -24,6 +24,8 @@ from pathlib import Path
 
 from advisor.catalog.vllm_messages import CatalogMatch, check_statement, message_catalog
 from advisor.collect import refused_names
+from advisor.collect.answer_body import AnswerBody
+from advisor.collect.env_switches import EnvSwitches
 from advisor.collect.log_patterns import candidates
 from advisor.collect.log_transport import carried_lines
 from advisor.collect.offline_outputs import OfflineOutputs
@@ -270,6 +272,8 @@ class LogReadResult:
     quoted_metrics: QuotedMetrics = field(default_factory=QuotedMetrics)  # figures a person quoted (not vLLM's lines)
     streamed: StreamedChunks = field(default_factory=StreamedChunks)  # a pasted stream's chunks (server-sent events)
     offline: OfflineOutputs = field(default_factory=OfflineOutputs)  # printed SamplingParams and outputs
+    body: AnswerBody = field(default_factory=AnswerBody)  # a pasted non-streamed response body
+    switches: EnvSwitches = field(default_factory=EnvSwitches)  # environment switches the text shows set
     # the text ends inside a traceback: frames read, and no exception line after them (a paste cut short)
     ends_in_traceback: bool = False
     cut_traceback_named: bool = False  # that traceback's error was logged in words on the line before it
@@ -298,6 +302,7 @@ class LogReadResult:
             (len(self.quoted_metrics.samples), "metric figure(s) quoted"),
             (self.streamed.chunks, "streamed chunk(s)"),
             (len(self.offline.events(self.source)), "printed vLLM object(s) (SamplingParams, an output)"),
+            (int(self.body.event is not None), "response bod(ies) read as the answer"),
         )
         parts += [f", {count} {what}" for count, what in counted if count]
         if self.carriers:
@@ -348,11 +353,16 @@ def parse_lines(lines: Iterable[str], source: str = "log", label: str | None = N
                 "the error text itself (a file, or '-' for stdin)"
             )
         result.offline.read(line, line_no, source)  # printed objects are read whole, and as lines too
+        result.body.read(line, line_no, source)  # … and so is a response body
+        result.switches.read(line, line_no, source)  # a switch is context, read beside what its line says
         if not result.streamed.read(line, line_no):  # a streamed answer's chunk is read with the others, at the end
             _read_piece(unwrap(line), line_no, source, state, result)
     if (streamed := result.streamed.event(source)) is not None:
         result.events.append(streamed)
     result.events += result.offline.events(source)
+    if result.body.event is not None:
+        result.events.append(result.body.event)
+    result.events += result.switches.events()
     for kind, newest in NEWEST_KEPT.items():
         _drop_oldest(result, kind, newest, slack=0)
     if result.lines_read == 0:

@@ -1,4 +1,4 @@
-"""OP-5.67 and OP-5.68: what a pasted stream of chunks shows about the answer a client got.
+"""OP-5.67 and OP-5.68: what a pasted stream of chunks (or a response body) shows about the answer a client got.
 
 Why rules of their own: a streamed answer that looks wrong carries no error line; its chunks are the evidence
 (advisor/collect/streamed_chunks.py reads them as one STREAMED_ANSWER event).
@@ -11,7 +11,10 @@ Why rules of their own: a streamed answer that looks wrong carries no error line
   the reasoning parser never saw reasoning end: with thinking turned off (chat_template_kwargs enable_thinking=false)
   the prompt itself closes the think block, and vLLM's streaming path decided that from prompt_token_ids that some
   chunks lack, routing the answer into delta.reasoning (vllm#40816 with Qwen3's parser, fixed by vllm PR #40820);
-  otherwise a model or template that never emits the parser's end token. A stream that ends in a tool call or an
+  otherwise a model or template that never emits the parser's end token. A non-streamed response body pasted whole
+  (advisor/collect/answer_body.py, an ANSWER_BODY event) is read the same way, except that a body ended by `stop` is
+  the parser's end token never seen: vllm#40816's misrouting was the streaming path's alone. A stream that ends in a
+  tool call or an
   abort, or that the paste cuts before its end, is no such answer.
 """
 
@@ -53,23 +56,29 @@ _ANSWER_ENDS = frozenset({"stop", "length"})
 
 
 def _check_reasoning_only(facts: Facts) -> list[Finding]:
-    """Reasoning and no answer, in a stream that ended as an answer ends (a tool call, an abort, or a stream still
-    going says nothing about where the answer went)."""
-    stream = _stream(facts)
-    if stream is None or stream.answer_chars or not stream.reasoning_chars:
+    """Reasoning and no answer, in a stream (or a response body) that ended as an answer ends (a tool call, an
+    abort, or a stream still going says nothing about where the answer went)."""
+    answer = _stream(facts) or next(iter(facts.events_of(LogEventKind.ANSWER_BODY)), None)
+    if answer is None or answer.answer_chars or not answer.reasoning_chars:
         return []
-    if stream.finish_reason not in _ANSWER_ENDS:
+    if answer.finish_reason not in _ANSWER_ENDS:
         return []
-    return [_ran_out(stream) if stream.finish_reason == "length" else _misrouted(stream)]
+    if answer.finish_reason == "length":
+        return [_ran_out(answer)]
+    return [_misrouted(answer) if answer.kind == LogEventKind.STREAMED_ANSWER else _never_ended(answer)]
 
 
-def _ran_out(stream: LogEvent) -> Finding:
+def _ran_out(answer: LogEvent) -> Finding:
+    streamed = answer.kind == LogEventKind.STREAMED_ANSWER
+    spent = f" ({answer.generated_tokens} tokens)" if answer.generated_tokens else ""
     return RULE_REASONING_ONLY.finding(
         Severity.MEDIUM,
-        "the streamed answer ran out of max_tokens while the model was still reasoning: no content came",
-        summary="Every token streamed as reasoning (delta.reasoning), none as content, and the stream ended with "
-        "finish_reason length: the request's max_tokens was spent before the model finished thinking.",
-        evidence=[_evidence(stream, "reasoning characters, no content", stream.reasoning_chars)],
+        f"the {'streamed ' if streamed else ''}answer ran out of max_tokens{spent} while the model was still "
+        "reasoning: no content came",
+        summary=f"Every token went to reasoning ({'delta' if streamed else 'message'}.reasoning), none to content, "
+        f"and the {'stream' if streamed else 'response'} ended with finish_reason length: the request's max_tokens "
+        "was spent before the model finished thinking.",
+        evidence=[_evidence(answer, "reasoning characters, no content", answer.reasoning_chars)],
         actions=[
             "Raise the request's max_tokens (client side) so the answer fits after the reasoning, or lower the "
             "reasoning's length (a thinking budget where the model takes one, or enable_thinking=false in "
@@ -106,13 +115,34 @@ def _misrouted(stream: LogEvent) -> Finding:
     )
 
 
+def _never_ended(body: LogEvent) -> Finding:
+    """A non-streamed answer all in reasoning, ended by the model: the streaming misrouting of vllm#40816 is not it
+    (its non-streamed response was right), so the parser never saw the model's end-of-thinking token."""
+    return RULE_REASONING_ONLY.finding(
+        Severity.MEDIUM,
+        "the whole answer came as reasoning, none as content: the reasoning parser never saw reasoning end",
+        summary="The response's message holds reasoning and no content, and the model stopped (finish_reason stop). "
+        "vLLM's reasoning parser moves the text before the model's end-of-thinking token into message.reasoning; "
+        "a model that never emits that token (thinking the template did not close, a parser for another model "
+        "family, a fine-tune without the token) leaves everything there.",
+        evidence=[_evidence(body, "reasoning characters, no content", body.reasoning_chars)],
+        actions=[
+            "Check that --reasoning-parser is the one the model card names and that the chat template lets the "
+            "model emit its end-of-thinking token (with thinking turned off, the template closes the think block "
+            "itself); without a parser all text is content. Meanwhile read message.reasoning as the answer.",
+        ],
+        confidence=0.6,
+    )
+
+
 def _stream(facts: Facts) -> LogEvent | None:
     return next(iter(facts.events_of(LogEventKind.STREAMED_ANSWER)), None)
 
 
-def _evidence(stream: LogEvent, name: str, value: int | None) -> Evidence:
-    evidence = c.log_evidence(stream, name=name, value=value)
-    evidence.description = f"{name}, in the {stream.chunks} pasted chunk(s)"
+def _evidence(answer: LogEvent, name: str, value: int | None) -> Evidence:
+    evidence = c.log_evidence(answer, name=name, value=value)
+    where = f"the {answer.chunks} pasted chunk(s)" if answer.kind == LogEventKind.STREAMED_ANSWER else "the body"
+    evidence.description = f"{name}, in {where}"
     return evidence
 
 
@@ -142,8 +172,8 @@ RULE_REASONING_ONLY = Rule(
     check=_check_reasoning_only,
     needs=("events",),
     page=RulePage(
-        checks="A pasted stream that ended with finish_reason stop or length, whose text is all in delta.reasoning "
-        "(or reasoning_content) and none in delta.content or a tool call.",
+        checks="A pasted stream (or a non-streamed response body) that ended with finish_reason stop or length, whose "
+        "text is all in reasoning (or reasoning_content) and none in content or a tool call.",
         why="A client reading content shows nothing: the output ran out while reasoning (finish_reason length), or "
         "the parser never saw reasoning end (stop): vLLM's streaming misrouting with thinking off (vllm#40816).",
         example='`data: {…"choices":[{"index":0,"delta":{"reasoning":"1"},"finish_reason":null}]}` … then '

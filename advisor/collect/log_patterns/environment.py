@@ -617,13 +617,6 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:Error 803: )?system has unsupported display driver / cuda driver combination",
         lambda m: {"message": m.group(0)},
     ),
-    wording(  # VLLM_USE_MODELSCOPE set where the text shows it (a shell's export, a container's -e, a prefix to the
-        # command): vLLM is to fetch from ModelScope, so a call to huggingface.co beside it is OP-7.219's
-        ("VLLM_USE_MODELSCOPE",),
-        K.MODELSCOPE_ON,
-        r"\bVLLM_USE_MODELSCOPE\s*=\s*['\"]?(?:1|[Tt]rue|TRUE)\b",
-        lambda m: {"message": m.group(0)},
-    ),
     wording(  # the model's files not cached and the Hub not asked (offline) or not reachable: huggingface_hub's and
         # transformers' words; huggingface_hub 2.4's own for a Hub it could not reach (hf_hub_download's "the file",
         # snapshot_download's "the files", file_download.py and _snapshot_download.py)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from advisor.collect.logs import parse_lines
 from tests.unit.rules.factories import top_finding
 
@@ -102,3 +104,39 @@ def test_a_chunk_too_deeply_nested_to_decode_is_left_to_the_log_reader():
     # constructed: JSON nested past Python's recursion limit must not stop triage
     deep = 'data: {"object":"chat.completion.chunk","choices":[],"x":' + "[" * 5000 + "]" * 5000 + "}"
     assert parse_lines([deep]).events == []
+
+
+def _body(content: str, reasoning: str, finish: str, tokens: int) -> list[str]:
+    """A non-streamed chat completion in vLLM's shape, pretty-printed as `response.json()` shows it (constructed)."""
+    body = {
+        "id": "chatcmpl-890423d350192a92",
+        "object": "chat.completion",
+        "model": "qwen3-8b",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content, "reasoning": reasoning, "tool_calls": []},
+                "finish_reason": finish,
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": tokens, "total_tokens": 12 + tokens},
+    }
+    return json.dumps(body, indent=2).splitlines()
+
+
+def test_a_response_body_all_reasoning_cut_by_max_tokens_says_so():
+    top = top_finding(
+        "$ curl http://localhost:8000/v1/chat/completions -d @req.json", *_body("", "Okay, the user", "length", 256)
+    )
+    assert top.rule == "OP-5.68" and top.title.startswith("the answer ran out of max_tokens (256 tokens)")
+    assert top.actions[0].startswith("Raise the request's max_tokens")
+
+
+def test_a_response_body_all_reasoning_that_stopped_is_the_parser_not_the_streaming_bug():
+    top = top_finding(" ".join(line.strip() for line in _body(None, "The answer is 12.", "stop", 9)))  # on one line
+    assert top.rule == "OP-5.68" and "never saw reasoning end" in top.title
+    assert "--reasoning-parser" in top.actions[0] and "40820" not in top.actions[0]
+
+
+def test_a_response_body_with_content_is_no_finding():
+    assert top_finding(*_body("12", "The sum is 12.", "stop", 20)) is None
