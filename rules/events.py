@@ -388,6 +388,9 @@ class LogEventKind(str, Enum):
     # VLLM_USE_MODELSCOPE=True`, `-e VLLM_USE_MODELSCOPE=true`): vLLM is to fetch the model from ModelScope, not the
     # Hugging Face Hub; message: the assignment
     MODELSCOPE_ON = "modelscope_on"
+    # pynvml's NVMLError_NotSupported in vLLM's processes (`vllm.third_party.pynvml.NVMLError_NotSupported: Not
+    # Supported`): NVML refused a call it does not support where that process runs; message: the line's error
+    NVML_NOT_SUPPORTED = "nvml_not_supported"
     # the Hub's TLS certificate not trusted where the client runs: "[SSL: CERTIFICATE_VERIFY_FAILED] certificate
     # verify failed: self-signed certificate in certificate chain" on a line naming huggingface.co (or hf.co,
     # hf-mirror.com); message: OpenSSL's reason
@@ -1621,6 +1624,7 @@ FIELDS_BY_KIND: dict[LogEventKind, tuple[str, ...]] = {
     LogEventKind.FD_LIMIT: ("message", "fd_limit"),
     LogEventKind.HUB_NOT_CACHED: ("message", "timeout_ms"),
     LogEventKind.MODELSCOPE_ON: ("message",),
+    LogEventKind.NVML_NOT_SUPPORTED: ("message",),
     LogEventKind.HUB_TLS_UNTRUSTED: ("message",),
     LogEventKind.HUB_UNAVAILABLE: ("message", "status"),
     LogEventKind.PORT_IN_USE: ("message", "component", "address"),

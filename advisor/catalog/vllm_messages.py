@@ -309,6 +309,15 @@ class MessageCatalog:
             _minor(span[1])[:2] == _minor(newest)[:2] for name in names for span in self._architectures.get(name, [])
         )
 
+    def listed_within(self, architecture: str) -> str | None:
+        """The longest architecture some release lists that `architecture` ends with, when it is itself listed by
+        none (`FSDPQwen2ForCausalLM` -> `Qwen2ForCausalLM`: a trainer saved its wrapper class's name in the
+        config, SkyRL#97); None otherwise."""
+        if architecture in self._architectures:
+            return None
+        within = [name for name in self._architectures if architecture.endswith(name) and name != architecture]
+        return max(within, key=len, default=None)
+
     def knows_architectures(self) -> bool:
         """Whether the catalog read the releases' model registries at all (a catalog built before it did has none)."""
         return bool(self._architectures)

@@ -279,7 +279,11 @@ _PART_TYPE_REFUSALS = ("Unknown part type", "Unsupported chat content part type"
 
 
 def accepted_instead(ref: CatalogRef) -> str | None:
-    """The content part type vLLM takes where this message refused one (`image` -> `image_url`)."""
+    """The content part type vLLM takes where this message refused one (`image` -> `image_url`); for an
+    architecture no release lists, the listed one its name ends with (`FSDPQwen2ForCausalLM` -> `Qwen2ForCausalLM`)."""
+    if refused_architectures(ref):
+        catalog = message_catalog()
+        return next(filter(None, (catalog.listed_within(name) for name in refused_architectures(ref))), None)
     if not ref.template.startswith(_PART_TYPE_REFUSALS):
         return None
     return part_type_instead(ref.captured.get("part_type", ""))

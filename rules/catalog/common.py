@@ -713,14 +713,19 @@ def on_kind(kind: LogEventKind, build: PhraseFinding) -> Callable[[Facts], list[
     return on_phrase(_WHOLE, build, kinds=(kind,))
 
 
-# vLLM's refusal of a model's architectures (`Model architectures ['Qwen3_5MoeForConditionalGeneration'] are not
-# supported for now. Supported architectures: …`, 0.2 to 0.34): its field holds the config's list.
-ARCHITECTURES_REFUSED = "Model architectures {architectures} are not supported for now"
+# vLLM's refusals of a model's architectures, and the field each holds the config's names in: the registry's (`Model
+# architectures ['Qwen3_5MoeForConditionalGeneration'] are not supported for now. Supported architectures: …`, 0.2 to
+# 0.34) and the model loader's, for a name neither its registry nor transformers knows (`Cannot find model module.
+# 'FSDPQwen2ForCausalLM' is not a registered model in the Transformers library …`, 0.8.5 on)
+ARCHITECTURE_REFUSALS = (
+    ("Model architectures {architectures} are not supported for now", "architectures"),
+    ("Cannot find model module. '{arch}' is not a registered model", "arch"),
+    ("Cannot find model module. {architecture} is not a registered model", "architecture"),
+)
 _ARCHITECTURE = re.compile(r"[A-Za-z_]\w*")
 
 
 def refused_architectures(ref: CatalogRef) -> list[str]:
-    """The architectures vLLM's registry refused, as the model's config lists them; [] for any other message."""
-    if not ref.template.startswith(ARCHITECTURES_REFUSED):
-        return []
-    return _ARCHITECTURE.findall(ref.captured.get("architectures", ""))
+    """The architectures vLLM refused, as the model's config names them; [] for any other message."""
+    field = next((name for words, name in ARCHITECTURE_REFUSALS if ref.template.startswith(words)), None)
+    return _ARCHITECTURE.findall(ref.captured.get(field, "")) if field else []

@@ -342,6 +342,36 @@ REMEDIES: tuple[Remedy, ...] = (
         "supported-models page, per release); the Transformers fallback (--model-impl transformers) needs the "
         "model's Transformers code to be compatible with vLLM, which this message says it is not.",
     ),
+    Remedy(  # vllm/model_executor/kernels/linear/__init__.py (0.6-0.34): no mixed-precision kernel takes a GPTQ
+        # checkpoint quantized with activation reordering (desc_act=True: its g_idx) in this dtype on this platform;
+        # the kernels' reasons follow on the lines below. Marlin (CUDA) and Exllama take g_idx, Exllama with float16
+        # activations only (mixed_precision/exllama.py, 0.34: "Exllama only supports float16 activations"), so on ROCm
+        # bfloat16 leaves none (vllm PR #46561)
+        "Failed to find a kernel that can implement the",
+        "--dtype",
+        "flag",
+        "float16",
+        "the checkpoint was quantized with activation reordering (desc_act=True, its g_idx), which of vLLM's "
+        "mixed-precision kernels only Marlin (CUDA) and Exllama take, Exllama with float16 activations only: in "
+        "bfloat16 on ROCm no kernel does",
+        action="Or use a checkpoint of the model quantized with desc_act=False (no activation reordering), which "
+        "the other kernels take in either dtype.",
+        captured="Activation reordering",
+    ),
+    Remedy(  # vllm/executor/ray_distributed_executor.py (0.4-0.7; ray_gpu_executor.py before): the process that
+        # builds the engine (the driver) must hold a GPU in the placement group, on a GPU worker's node. A framework
+        # that builds vLLM inside a Ray actor must place that actor there (argilla-io/distilabel PR #842)
+        "Ray does not allocate any GPUs on the driver node",
+        "the Ray placement group of the process that constructs vLLM",
+        "setting",
+        "the driver's node, with tensor_parallel_size GPU bundles",
+        "vLLM's driver (the process that constructs the engine) runs one of the tensor-parallel workers itself, so it "
+        "must be on a node where the placement group holds a GPU for it",
+        action="Run the code that constructs vLLM (the driver) on a GPU node, in its placement group: a framework "
+        "that builds vLLM inside a Ray actor creates a placement group of tensor_parallel_size GPU bundles with "
+        "strategy STRICT_PACK and schedules that actor on the group's node (pinned there, as distilabel PR #842 "
+        "does); a script started on a head node without GPUs moves to a GPU node.",
+    ),
     Remedy(  # vLLM 0.5.0's BitsAndBytesConfig.from_config: get_from_keys(config, ["adapter_name_or_path"])
         "Cannot find any of",
         "vllm",

@@ -108,10 +108,10 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
     raised = ref.exception is not None
     serving = (event.phase or ref.phase) == "serving"
     severity = (Severity.HIGH if serving else Severity.CRITICAL) if raised else Severity.LOW
-    remedy = _remedy(ref)
+    remedy = _remedy(ref, event.message or "")
     if not raised and remedy is not None and remedy.severity is not None:
         severity = remedy.severity
-    changes, alternatives, actions = _fix(ref, facts)
+    changes, alternatives, actions = _fix(ref, facts, event.message or "")
     actions = _architecture_actions(event, ref, facts) or _dated_actions(event, ref, actions)
     # an assert that checks the user's settings (its remedy says so) is a refusal, not vLLM disagreeing with itself
     internal = ref.kind in INTERNAL_CHECKS and not (remedy is not None and remedy.settings_check)
@@ -154,6 +154,8 @@ def _architecture_actions(event: LogEvent, ref: CatalogRef, facts: Facts) -> lis
     says which side of the span it is on. [] for any other message, or an architecture the catalog cannot date."""
     if not c.refused_architectures(ref):
         return []
+    if event.absent_from_releases and event.accepted_instead:
+        return [_wrapper_name_action(ref, event.accepted_instead)]
     if event.absent_from_releases:
         return [_never_listed_action(ref, event.absent_from_releases)]
     first = event.known_in_release
@@ -294,6 +296,20 @@ def _releases_action(ref: CatalogRef, releases: str) -> str:
     )
 
 
+def _wrapper_name_action(ref: CatalogRef, listed: str) -> str:
+    """An architecture no release lists whose name ends with one that releases do: a wrapper's class name saved in the
+    config (a trainer's FSDP wrapper: SkyRL#97, fixed by SkyRL PR #118 saving the model's own name)."""
+    name = c.refused_architectures(ref)[0]
+    return (
+        f"No vLLM release lists {name}, but its name ends with {listed}, which vLLM lists: the config's "
+        "`architectures` most likely holds a wrapper's class name (a training framework's, saved with the "
+        f"checkpoint). If the weights are {listed}'s, set the saved checkpoint's config.json \"architectures\" to "
+        f'["{listed}"], or override it when serving '
+        f'(`--hf-overrides \'{{"architectures": ["{listed}"]}}\'`); a trainer that saves its wrapper\'s name '
+        "should save the model's own."
+    )
+
+
 def _never_listed_action(ref: CatalogRef, releases: str) -> str:
     """An architecture no release's model registry lists: no upgrade builds it natively."""
     return (
@@ -366,10 +382,10 @@ def _catalog_evidence(event: LogEvent, ref: CatalogRef) -> Evidence:
     return evidence
 
 
-def _fix(ref: CatalogRef, facts: Facts) -> tuple[list[ConfigChange], list[ConfigChange], list[str]]:
+def _fix(ref: CatalogRef, facts: Facts, said: str = "") -> tuple[list[ConfigChange], list[ConfigChange], list[str]]:
     """The changes vLLM's message implies (most specific reading first), an alternative to them, and
     actions for what is not a setting."""
-    remedy = _remedy(ref)
+    remedy = _remedy(ref, said)
     if remedy is not None and remedy.match in MM_LIMIT_MESSAGES:  # the limit, in the field its wording names
         limit = ref.captured.get(MM_LIMIT_MESSAGES[remedy.match], "").strip()
         if _operator_set_limit(limit):
@@ -448,8 +464,10 @@ def _fewer_items_action(ref: CatalogRef, allowed: str) -> str:
     )
 
 
-def _remedy(ref: CatalogRef) -> Remedy | None:
-    said = " ".join(ref.captured.values())
+def _remedy(ref: CatalogRef, message: str = "") -> Remedy | None:
+    """The remedy of the message's template; one narrowed by `captured` needs that value in the message's fields, or
+    in the words the line said after the template's first line (a reasons list vLLM prints on the lines below)."""
+    said = " ".join([*ref.captured.values(), message])
     return next(
         (r for r in REMEDIES if r.match in ref.template and (not r.captured or r.captured in said)),
         None,

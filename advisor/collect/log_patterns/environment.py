@@ -617,6 +617,13 @@ PATTERNS: tuple[Pattern, ...] = (
         r"(?:Error 803: )?system has unsupported display driver / cuda driver combination",
         lambda m: {"message": m.group(0)},
     ),
+    wording(  # pynvml's class for NVML_ERROR_NOT_SUPPORTED, raised in one of vLLM's processes (its vendored pynvml
+        # from 0.6, vllm.third_party.pynvml; nvidia-ml-py's before): OP-7.220
+        ("NVMLError_NotSupported",),
+        K.NVML_NOT_SUPPORTED,
+        r"\bNVMLError_NotSupported\b(?::\s*(?P<said>.+))?",
+        lambda m: {"message": m.group(0).strip()},
+    ),
     wording(  # the model's files not cached and the Hub not asked (offline) or not reachable: huggingface_hub's and
         # transformers' words; huggingface_hub 2.4's own for a Hub it could not reach (hf_hub_download's "the file",
         # snapshot_download's "the files", file_download.py and _snapshot_download.py)

@@ -57,3 +57,44 @@ def test_an_architecture_no_release_lists_is_no_upgrade():
     top = top_finding(_refused("NoSuchModelForCausalLM"))
     assert top.rule == "VC-1" and len(top.actions) == 1
     assert top.actions[0].startswith("No vLLM release from 0.4 to 0.34 lists NoSuchModelForCausalLM")
+
+
+# NovaSky-AI/SkyRL#97, verbatim: a checkpoint the FSDP2 trainer re-saved, its wrapper's class name in the config
+FSDP_NAME = (
+    "ValueError: Cannot find model module. 'FSDPQwen2ForCausalLM' is not a registered model in the Transformers "
+    "library (only relevant if the model is meant to be in Transformers) and 'AutoModel' is not present in the model "
+    "config's 'auto_map' (relevant if the model is custom)."
+)
+
+
+def test_a_name_no_release_lists_that_ends_with_one_they_do_is_a_wrappers_class_name():
+    top = top_finding(FSDP_NAME)
+    assert top.rule == "VC-1" and len(top.actions) == 1
+    assert top.actions[0].startswith(
+        "No vLLM release lists FSDPQwen2ForCausalLM, but its name ends with Qwen2ForCausalLM"
+    )
+    assert 'config.json "architectures" to ["Qwen2ForCausalLM"]' in top.actions[0]
+
+
+# argilla-io/distilabel PR #842, verbatim: vLLM's refusal as the PR quotes it
+RAY_DRIVER = (
+    "Ray does not allocate any GPUs on the driver node. Consider adjusting the Ray placement group or running the "
+    "driver on a GPU node"
+)
+# vllm PR #46561, verbatim: a desc_act GPTQ checkpoint on ROCm in bfloat16
+WNA16 = (
+    "ValueError: Failed to find a kernel that can implement the WNA16 linear layer. Reasons:",
+    "  TritonW4A16LinearKernel cannot implement due to: Activation reordering (g_idx) is not supported",
+    "  ConchLinearKernel cannot implement due to: Activation reordering (g_idx) is not supported",
+)
+
+
+def test_no_gpu_on_the_ray_driver_places_the_code_that_constructs_vllm():
+    top = top_finding(RAY_DRIVER)
+    assert top.rule == "VC-1" and "STRICT_PACK" in top.actions[0] and "distilabel PR #842" in top.actions[0]
+
+
+def test_no_kernel_for_activation_reordering_proposes_float16():
+    top = top_finding(*WNA16)
+    assert top.rule == "VC-1" and top.changes[0].flag == "--dtype" and top.changes[0].proposed == "float16"
+    assert "desc_act=False" in top.actions[0]
