@@ -43,8 +43,6 @@ WRONG_TODAY = frozenset(
         "runtime-kserve-lora-adapter-not-in-model-registry",
         "runtime-llama4-fa3-scheduler-metadata",
         "runtime-llmd-nixl-keyerror-prefill",
-        "runtime-lora-prompt-logprobs-v083-example",
-        "runtime-lora-prompt-logprobs-v1-engine-step",
         "runtime-minicpmo45-audio-pool-step-stage0-crash",
         "runtime-mm-extra-image-placeholder-token",
         "runtime-mm-image-fetch-timeout-500",
