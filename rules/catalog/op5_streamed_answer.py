@@ -88,6 +88,13 @@ def _ran_out(answer: LogEvent) -> Finding:
     )
 
 
+# What to check when the model's end-of-thinking token never reached the parser, streamed or not
+_PARSER_ADVICE = (
+    "check that --reasoning-parser is the one the model card names, and that the chat template lets the model emit "
+    "its end-of-thinking token; without the parser all text is content."
+)
+
+
 def _misrouted(stream: LogEvent) -> Finding:
     # a paste that leaves lines out between its chunks may have left the content out with them
     gaps = stream.stream_gaps or 0
@@ -108,8 +115,7 @@ def _misrouted(stream: LogEvent) -> Finding:
         actions=[
             "If the request turns thinking off (enable_thinking=false): upgrade vLLM to a release with vllm PR "
             "#40820; meanwhile read delta.reasoning as the answer, or request without streaming.",
-            "If thinking is on: check that --reasoning-parser is the one the model card names, and that the chat "
-            "template lets the model emit its end-of-thinking token; without the parser all text is content.",
+            "If thinking is on: " + _PARSER_ADVICE,
         ],
         confidence=0.6 if gaps else 0.75,
     )
@@ -127,9 +133,7 @@ def _never_ended(body: LogEvent) -> Finding:
         "family, a fine-tune without the token) leaves everything there.",
         evidence=[_evidence(body, "reasoning characters, no content", body.reasoning_chars)],
         actions=[
-            "Check that --reasoning-parser is the one the model card names and that the chat template lets the "
-            "model emit its end-of-thinking token (with thinking turned off, the template closes the think block "
-            "itself); without a parser all text is content. Meanwhile read message.reasoning as the answer.",
+            _PARSER_ADVICE[0].upper() + _PARSER_ADVICE[1:] + " Meanwhile read message.reasoning as the answer.",
         ],
         confidence=0.6,
     )
