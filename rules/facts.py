@@ -306,6 +306,10 @@ class Facts(BaseModel):
         """Events of the given kinds, in log order."""
         return [e for e in self.events if e.kind in kinds]
 
+    def first_event(self, *kinds: LogEventKind) -> LogEvent | None:
+        """The earliest event of the given kinds (None if none): the one a rule quotes when the text holds several."""
+        return next((e for e in self.events if e.kind in kinds), None)
+
     def last_event(self, *kinds: LogEventKind) -> LogEvent | None:
         found = self.events_of(*kinds)
         return found[-1] if found else None

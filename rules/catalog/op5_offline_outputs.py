@@ -31,15 +31,12 @@ MIN_TOKENS_FIXED_IN = "0.10.1"  # V1's detokenizer skips stop strings until min_
 _STOPPED = frozenset({"stop", "stop_sequence", "STOP_SEQUENCE"})
 
 
-def _first(facts: Facts, kind: LogEventKind) -> LogEvent | None:
-    return next(iter(facts.events_of(kind)), None)
-
-
 # --- OP-5.69 a stop string ended the output before min_tokens -----------------------------------------------------
 
 
 def _check_min_tokens(facts: Facts) -> list[Finding]:
-    params, output = _first(facts, LogEventKind.OFFLINE_SAMPLING_PARAMS), _first(facts, LogEventKind.OFFLINE_OUTPUT)
+    params = facts.first_event(LogEventKind.OFFLINE_SAMPLING_PARAMS)
+    output = facts.first_event(LogEventKind.OFFLINE_OUTPUT)
     if params is None or output is None or not params.min_tokens or not params.stop_strings:
         return []
     generated = output.generated_tokens
@@ -105,7 +102,7 @@ BOS_BY_FAMILY: tuple[tuple[re.Pattern[str], str, int], ...] = (
 
 
 def _check_repeated(facts: Facts) -> list[Finding]:
-    output = _first(facts, LogEventKind.OFFLINE_OUTPUT)
+    output = facts.first_event(LogEventKind.OFFLINE_OUTPUT)
     if output is None or len(output.token_ids) < MIN_REPEATED:
         return []
     token, times = Counter(output.token_ids).most_common(1)[0]

@@ -58,7 +58,7 @@ _ANSWER_ENDS = frozenset({"stop", "length"})
 def _check_reasoning_only(facts: Facts) -> list[Finding]:
     """Reasoning and no answer, in a stream (or a response body) that ended as an answer ends (a tool call, an
     abort, or a stream still going says nothing about where the answer went)."""
-    answer = _stream(facts) or next(iter(facts.events_of(LogEventKind.ANSWER_BODY)), None)
+    answer = _stream(facts) or facts.first_event(LogEventKind.ANSWER_BODY)
     if answer is None or answer.answer_chars or not answer.reasoning_chars:
         return []
     if answer.finish_reason not in _ANSWER_ENDS:
@@ -140,7 +140,7 @@ def _never_ended(body: LogEvent) -> Finding:
 
 
 def _stream(facts: Facts) -> LogEvent | None:
-    return next(iter(facts.events_of(LogEventKind.STREAMED_ANSWER)), None)
+    return facts.first_event(LogEventKind.STREAMED_ANSWER)
 
 
 def _evidence(answer: LogEvent, name: str, value: int | None) -> Evidence:

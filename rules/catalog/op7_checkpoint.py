@@ -526,7 +526,7 @@ GGUF_FROM = "0.5.5"
 
 
 def _check_gguf_as_config(facts: Facts) -> list[Finding]:
-    event = next(iter(facts.events_of(LogEventKind.GGUF_READ_AS_CONFIG)), None)
+    event = facts.first_event(LogEventKind.GGUF_READ_AS_CONFIG)
     if event is None:
         return []
     name = (event.message or "").replace("\\", "/").rsplit("/", 1)[-1]
@@ -569,7 +569,7 @@ RULE_GGUF_AS_CONFIG = Rule(
 def _check_gguf_metadata(facts: Facts) -> list[Finding]:
     """A metadata key transformers' GGUF reader looks up and the file lacks: vLLM reads a GGUF's config and
     tokenizer through transformers' load_gguf_checkpoint, which indexes the file's fields by name (vllm#14723)."""
-    event = next(iter(facts.events_of(LogEventKind.GGUF_METADATA_MISSING)), None)
+    event = facts.first_event(LogEventKind.GGUF_METADATA_MISSING)
     if event is None:
         return []
     key = event.message or "a metadata key"

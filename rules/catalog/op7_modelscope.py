@@ -32,8 +32,8 @@ _HUB_CALLS = (
 
 
 def _check(facts: Facts) -> list[Finding]:
-    switched = next(iter(facts.events_of(LogEventKind.MODELSCOPE_ON)), None)
-    called = next(iter(facts.events_of(*_HUB_CALLS)), None)
+    switched = facts.first_event(LogEventKind.MODELSCOPE_ON)
+    called = facts.first_event(*_HUB_CALLS)
     if switched is None or called is None:
         return []
     what = "the model's file list" if "file list" in (called.raw or "") else "the model's files"

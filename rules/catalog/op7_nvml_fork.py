@@ -20,7 +20,7 @@ SPAWN_ON_WSL_FROM = "0.15.0"  # vLLM's first release that starts its processes w
 
 
 def _check(facts: Facts) -> list[Finding]:
-    event = next(iter(facts.events_of(LogEventKind.NVML_NOT_SUPPORTED)), None)
+    event = facts.first_event(LogEventKind.NVML_NOT_SUPPORTED)
     if event is None:
         return []
     return [

@@ -56,7 +56,7 @@ def _package_of(path: str) -> str | None:
 
 
 def _check_cut(facts: Facts) -> list[Finding]:
-    cut = next(iter(facts.events_of(LogEventKind.CUT_TRACEBACK)), None)
+    cut = facts.first_event(LogEventKind.CUT_TRACEBACK)
     if cut is None:
         return []
     if cut.code_file is None:  # a notebook's traceback cut at its header: the class alone
