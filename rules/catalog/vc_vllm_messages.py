@@ -149,37 +149,84 @@ def _finding(event: LogEvent, ref: CatalogRef, facts: Facts) -> Finding:
 
 
 def _architecture_actions(event: LogEvent, ref: CatalogRef, facts: Facts) -> list[str]:
-    """A refused architecture's one action, from the releases whose model registry lists it: none does; a newer
-    release does (upgrade); or only a span of releases did, and the installed version, where the text states it,
-    says which side of the span it is on. [] for any other message, or an architecture the catalog cannot date."""
-    if not c.refused_architectures(ref):
+    """A refused architecture's one action, from the releases whose model registry lists it: none does (a wrapper's
+    name ending with one that does, or no such name); a newer release does (upgrade); or only a span of releases did,
+    and the installed version, where the text states it, says which side of the span it is on. [] for any other
+    message, or an architecture the catalog cannot date."""
+    names = c.refused_architectures(ref)
+    if not names:
         return []
-    if event.absent_from_releases and event.accepted_instead:
-        return [_wrapper_name_action(ref, event.accepted_instead)]
+    name, first = names[0], event.known_in_release
     if event.absent_from_releases:
-        return [_never_listed_action(ref, event.absent_from_releases)]
-    first = event.known_in_release
+        if event.accepted_instead:
+            return [_wrapper_name_action(name, event.accepted_instead)]
+        return [_never_listed_action(name, event.absent_from_releases)]
     if first is None:
         return []
     if not event.known_releases:
-        return [_upgrade_action(ref, first)]
+        return [_listed_from_action(name, first)]
     last = event.known_releases.split("–")[-1]
     installed, since, until = c.vllm_release(facts), c.release_of(first), c.release_of(last)
     if installed is not None and since is not None and installed < since:
-        return [_upgrade_action(ref, first)]
+        return [_listed_from_action(name, first)]
     if installed is not None and until is not None and installed > until:
-        return [_releases_action(ref, event.known_releases)]
-    return [_either_side_action(ref, first, last)]
+        return [_listed_until_action(name, event.known_releases)]
+    return [_either_side_action(name, first, last)]
 
 
-def _either_side_action(ref: CatalogRef, first: str, last: str) -> str:
+def _listed_from_action(name: str, release: str) -> str:
+    """An architecture a newer release's registry lists: the installed vLLM predates the model."""
+    return (
+        f"Upgrade vLLM to {release} or later: of the releases servops read (every release's model registry), "
+        f"{release} is the oldest that lists {name}, so the installed vLLM predates the model. "
+        f"`pip install -U 'vllm>={release}'`, or an image of that release or later; `pip show vllm` says "
+        "which is installed, and an image or serving platform that pins an older vLLM (its worker, its base "
+        "image) holds it back until it moves. A model that new may also need the transformers release that "
+        "vLLM pins."
+    )
+
+
+def _listed_until_action(name: str, releases: str) -> str:
+    """An architecture only older releases' registries listed, the installed vLLM newer than them."""
+    last = releases.split("–")[-1]
+    return (
+        f"vLLM {releases.replace('–', ' to ')} list {name} in their model registry; later releases "
+        f"dropped it. Run a release in that range (`pip install 'vllm=={last}'`), or the plugin or Transformers "
+        "backend (--model-impl transformers) that runs it now."
+    )
+
+
+def _either_side_action(name: str, first: str, last: str) -> str:
     """A refused architecture only a span of releases listed, the installed version not stated."""
-    name = c.refused_architectures(ref)[0]
     return (
         f"vLLM {first} to {last} list {name} in their model registry. `pip show vllm` says which side of that span "
         f"the installed one is on: older than {first}, upgrade vLLM to a release in the span (`pip install "
         f"'vllm>={first},<={last}'`); newer than {last}, it no longer lists the architecture (a release in the span, "
         "or the plugin or Transformers backend, --model-impl transformers, runs it)."
+    )
+
+
+def _wrapper_name_action(name: str, listed: str) -> str:
+    """An architecture no release lists whose name ends with one that releases do: a wrapper's class name saved in the
+    config (a trainer's FSDP wrapper: SkyRL#97, fixed by SkyRL PR #118 saving the model's own name)."""
+    return (
+        f"No vLLM release lists {name}, but its name ends with {listed}, which vLLM lists: the config's "
+        "`architectures` most likely holds a wrapper's class name (a training framework's, saved with the "
+        f"checkpoint). If the weights are {listed}'s, set the saved checkpoint's config.json \"architectures\" to "
+        f'["{listed}"], or override it when serving '
+        f'(`--hf-overrides \'{{"architectures": ["{listed}"]}}\'`); a trainer that saves its wrapper\'s name '
+        "should save the model's own."
+    )
+
+
+def _never_listed_action(name: str, releases: str) -> str:
+    """An architecture no release's model registry lists: no upgrade builds it natively."""
+    return (
+        f"No vLLM release from {releases.replace('–', ' to ')} lists {name} in its model "
+        "registry, so no upgrade runs it natively. Try vLLM's Transformers backend (`--model-impl transformers`, "
+        "for a model transformers itself implements), a plugin that registers the architecture (the model card "
+        "names one when it has it), or check the config's `architectures`: a fine-tune saved with a wrapper's class "
+        "name (a training framework's) needs the base model's name there."
     )
 
 
@@ -208,18 +255,7 @@ def _source_action(ref: CatalogRef) -> str:
 
 def _upgrade_action(ref: CatalogRef, release: str) -> str:
     """A refused name a newer release knows: the installed vLLM version predates it. `release` is the oldest release
-    read whose source has the method's module (mxfp4: 0.10.2), or whose model registry lists the architecture
-    (Qwen3_5MoeForConditionalGeneration: 0.17.0), the smallest upgrade servops can vouch for."""
-    architectures = c.refused_architectures(ref)
-    if architectures:
-        return (
-            f"Upgrade vLLM to {release} or later: of the releases servops read (every release's model registry), "
-            f"{release} is the oldest that lists {architectures[0]}, so the installed vLLM predates the model. "
-            f"`pip install -U 'vllm>={release}'`, or an image of that release or later; `pip show vllm` says "
-            "which is installed, and an image or serving platform that pins an older vLLM (its worker, its base "
-            "image) holds it back until it moves. A model that new may also need the transformers release that "
-            "vLLM pins."
-        )
+    read whose source has the method's module (mxfp4: 0.10.2), the smallest upgrade servops can vouch for."""
     name = ref.captured.get("quantization", "the name").strip("`'\" ")
     supported = ref.captured.get("supported_quantization")
     accepts = f" (it accepts only {supported})" if supported else ""
@@ -276,16 +312,8 @@ def _unbound_action(root: LogEvent) -> str:
 
 
 def _releases_action(ref: CatalogRef, releases: str) -> str:
-    """A refused quantization method (or model architecture) the newest release no longer has: the releases that
-    had it, and the way around it that needs no release, the model's unquantized weights."""
-    architectures = c.refused_architectures(ref)
-    if architectures:
-        last = releases.split("–")[-1]
-        return (
-            f"vLLM {releases.replace('–', ' to ')} list {architectures[0]} in their model registry; later releases "
-            f"dropped it. Run a release in that range (`pip install 'vllm=={last}'`), or the plugin or Transformers "
-            "backend (--model-impl transformers) that runs it now."
-        )
+    """A refused quantization method the newest release no longer has: the releases that had it, and the way
+    around it that needs no release, the model's unquantized weights."""
     name = ref.captured.get("quantization", "the method").strip("`'\" ")
     return (
         f"vLLM {releases.replace('–', ' to ')} have the {name} quantization method (its module is in their "
@@ -293,31 +321,6 @@ def _releases_action(ref: CatalogRef, releases: str) -> str:
         f"(`pip show vllm`). Run a release in that range, or serve the model without {name}: its unquantized "
         "16-bit weights (a fine-tune saved quantized can be saved again with its adapters merged into 16-bit "
         "weights)."
-    )
-
-
-def _wrapper_name_action(ref: CatalogRef, listed: str) -> str:
-    """An architecture no release lists whose name ends with one that releases do: a wrapper's class name saved in the
-    config (a trainer's FSDP wrapper: SkyRL#97, fixed by SkyRL PR #118 saving the model's own name)."""
-    name = c.refused_architectures(ref)[0]
-    return (
-        f"No vLLM release lists {name}, but its name ends with {listed}, which vLLM lists: the config's "
-        "`architectures` most likely holds a wrapper's class name (a training framework's, saved with the "
-        f"checkpoint). If the weights are {listed}'s, set the saved checkpoint's config.json \"architectures\" to "
-        f'["{listed}"], or override it when serving '
-        f'(`--hf-overrides \'{{"architectures": ["{listed}"]}}\'`); a trainer that saves its wrapper\'s name '
-        "should save the model's own."
-    )
-
-
-def _never_listed_action(ref: CatalogRef, releases: str) -> str:
-    """An architecture no release's model registry lists: no upgrade builds it natively."""
-    return (
-        f"No vLLM release from {releases.replace('–', ' to ')} lists {c.refused_architectures(ref)[0]} in its model "
-        "registry, so no upgrade runs it natively. Try vLLM's Transformers backend (`--model-impl transformers`, "
-        "for a model transformers itself implements), a plugin that registers the architecture (the model card "
-        "names one when it has it), or check the config's `architectures`: a fine-tune saved with a wrapper's class "
-        "name (a training framework's) needs the base model's name there."
     )
 
 
