@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from advisor.collect.streamed_chunks import REASONING_KEYS, text_of
 from rules.events import LogEvent, LogEventKind
 
 _BODY_OBJECTS = ('"chat.completion"', '"text_completion"')  # not `chat.completion.chunk`: a stream's
-_REASONING_KEYS = ("reasoning", "reasoning_content")  # vLLM's newer and older names for the same text
 MAX_BODY_LINES = 400  # a pretty-printed body longer than this is not read (a paste of something else)
 
 
@@ -62,7 +62,7 @@ def _body_event(value: dict, body: str, line_no: int, source: str) -> LogEvent |
     if not isinstance(choice, dict):
         return None
     message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
-    answer = _text(message.get("content", choice.get("text")))
+    answer = text_of(message.get("content", choice.get("text"))).strip()  # a body's "\n\n" is no answer
     calls = json.dumps(message["tool_calls"]) if message.get("tool_calls") else ""
     usage = value.get("usage") if isinstance(value.get("usage"), dict) else {}
     tokens = usage.get("completion_tokens")
@@ -70,7 +70,7 @@ def _body_event(value: dict, body: str, line_no: int, source: str) -> LogEvent |
         kind=LogEventKind.ANSWER_BODY,
         message=f"{value.get('object')} body",
         answer_chars=len(answer) + len(calls),
-        reasoning_chars=max(len(_text(message.get(key))) for key in _REASONING_KEYS),
+        reasoning_chars=max(len(text_of(message.get(key)).strip()) for key in REASONING_KEYS),
         finish_reason=str(choice["finish_reason"]) if choice.get("finish_reason") is not None else None,
         generated_tokens=tokens if isinstance(tokens, int) else None,
         raw=body.splitlines()[0][:500],
@@ -92,7 +92,3 @@ def _depth_change(line: str) -> int:
         elif not quoted and char in "{}":
             change += 1 if char == "{" else -1
     return change
-
-
-def _text(value: object) -> str:
-    return value.strip() if isinstance(value, str) else ""

@@ -301,8 +301,11 @@ class LogReadResult:
             (self.unplaced_lines, "error line(s) it could not place"),
             (len(self.quoted_metrics.samples), "metric figure(s) quoted"),
             (self.streamed.chunks, "streamed chunk(s)"),
-            (len(self.offline.events(self.source)), "printed vLLM object(s) (SamplingParams, an output)"),
-            (int(self.body.event is not None), "response bod(ies) read as the answer"),
+            (
+                len(self.of_kind(LogEventKind.OFFLINE_SAMPLING_PARAMS, LogEventKind.OFFLINE_OUTPUT)),
+                "printed vLLM object(s) (SamplingParams, an output)",
+            ),
+            (len(self.of_kind(LogEventKind.ANSWER_BODY)), "response bod(ies) read as the answer"),
         )
         parts += [f", {count} {what}" for count, what in counted if count]
         if self.carriers:
@@ -320,8 +323,8 @@ class LogReadResult:
             )
         return "".join(parts) + ")"
 
-    def of_kind(self, kind: LogEventKind) -> list[LogEvent]:
-        return [event for event in self.events if event.kind == kind]
+    def of_kind(self, *kinds: LogEventKind) -> list[LogEvent]:
+        return [event for event in self.events if event.kind in kinds]
 
 
 def read_log(path: str) -> LogReadResult:

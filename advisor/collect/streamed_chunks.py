@@ -20,7 +20,7 @@ from rules.events import LogEvent, LogEventKind
 _DATA = re.compile(r'^\s*data:\s*(?P<json>\{.*"object"\s*:\s*"(?:chat\.completion\.chunk|text_completion)".*\})\s*$')
 # The lines a stream holds besides its chunks: blank separators, the end marker, an SSE comment or field
 _STREAM_FRAMING = re.compile(r"^\s*(?:data:\s*\[DONE\]|:.*|event:.*|id:.*|retry:.*)?\s*$")
-_REASONING_KEYS = ("reasoning", "reasoning_content")  # vLLM's newer and older names for the same text
+REASONING_KEYS = ("reasoning", "reasoning_content")  # vLLM's newer and older names for the same text
 
 
 @dataclass
@@ -61,9 +61,9 @@ class StreamedChunks:
         if choice.get("finish_reason") is not None:
             self.finish_reason = str(choice["finish_reason"])
         delta = choice.get("delta") if isinstance(choice.get("delta"), dict) else {}
-        self.answer_chars += len(_text(delta.get("content", choice.get("text"))))
+        self.answer_chars += len(text_of(delta.get("content", choice.get("text"))))
         self.answer_chars += len(json.dumps(delta["tool_calls"])) if delta.get("tool_calls") else 0
-        self.reasoning_chars += max(len(_text(delta.get(key))) for key in _REASONING_KEYS)
+        self.reasoning_chars += max(len(text_of(delta.get(key))) for key in REASONING_KEYS)
 
     def event(self, source: str) -> LogEvent | None:
         """The stream as one event, or None when no chunk was read."""
@@ -96,5 +96,6 @@ def _chunk(text: str) -> dict | None:
     return chunk if isinstance(chunk, dict) and isinstance(chunk.get("choices"), list) else None
 
 
-def _text(value: object) -> str:
+def text_of(value: object) -> str:
+    """A JSON field's text, or "" for null, a number or a missing field."""
     return value if isinstance(value, str) else ""
